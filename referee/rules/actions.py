@@ -105,7 +105,7 @@ class Play:
     dataclass because legal_actions builds thousands per second and a frozen init costs 4x).
     """
 
-    __slots__ = ("cards_mask", "phoenix", "wish", "partner", "tichu", "_combo", "_origin", "_seat")
+    __slots__ = ("_combo", "_origin", "_seat", "cards_mask", "partner", "phoenix", "tichu", "wish")
 
     def __init__(
         self,
@@ -114,17 +114,20 @@ class Play:
         wish: int = 0,
         partner: int = -1,
         tichu: bool = False,
+        _combo: Combo | None = None,
+        _origin: object = None,
+        _seat: int = -1,
     ) -> None:
         self.cards_mask = cards_mask
         self.phoenix = phoenix
         self.wish = wish
         self.partner = partner
         self.tichu = tichu
-        # Set only by legal_actions: the reading, and the state and seat it is legal for, so
+        # Given only by legal_actions: the reading, and the state and seat it is legal for, so
         # that apply need not validate again an action it has just listed.
-        self._combo: Combo | None = None
-        self._origin: object = None
-        self._seat = -1
+        self._combo = _combo
+        self._origin = _origin
+        self._seat = _seat
 
     @classmethod
     def of(

@@ -72,9 +72,7 @@ def rank_shift(rank: int) -> int:
 
 
 RANK_MASKS = {rank: 0xF << rank_shift(rank) for rank in range(2, 15)}
-SUIT_MASKS = tuple(
-    sum(1 << natural_index(rank, suit) for rank in range(2, 15)) for suit in range(4)
-)
+SUIT_MASKS = tuple(sum(1 << natural_index(rank, suit) for rank in range(2, 15)) for suit in range(4))
 
 _SPECIAL_NAMES = {DOG_INDEX: "DOG", MJ_INDEX: "MJ", PHX_INDEX: "PHX", DRG_INDEX: "DRG"}
 _SPECIAL_BY_NAME = {name: index for index, name in _SPECIAL_NAMES.items()}
@@ -127,7 +125,7 @@ def _card_name(index: int) -> str:
 
 
 def _card_rank(index: int) -> int:
-    if index == DOG_INDEX or index == PHX_INDEX:
+    if index in (DOG_INDEX, PHX_INDEX):
         return 0
     if index == MJ_INDEX:
         return 1

@@ -7,6 +7,7 @@ A reading of a set of cards is a Combo. Every key is kept in half-ranks so that 
 from __future__ import annotations
 
 from enum import IntEnum
+from itertools import product, repeat
 from typing import NamedTuple
 
 from referee.rules.cards import (
@@ -105,28 +106,100 @@ def beats(play: Combo, top: Combo) -> bool:
     return play.kind == top.kind and play.length == top.length and play.key > top.key
 
 
-# For each 4-bit suit nibble: its sub-nibbles with exactly k bits, k = 0..4.
+# Precomputed per rank r and suit nibble n (the suits of rank r held): the card masks of each
+# size, and the (cards, reading) pairs of singles, pairs, triples. Enumeration then mostly
+# extends lists with ready tuples, which is where its speed comes from.
 _SUBSETS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(s for s in range(16) if s & ~n == 0 and s.bit_count() == k) for k in range(5))
     for n in range(16)
 )
-_SHIFT = {rank: rank_shift(rank) for rank in range(2, 15)}
-_ALL_SINGLES = tuple((rank, suit) for rank in range(2, 15) for suit in range(4))
+_RANKS = range(2, 15)
+_SHIFT = [0, 0] + [rank_shift(r) for r in _RANKS]
+_NONE: tuple[int, ...] = ()
+
+
+def _sized(size: int) -> list[list[tuple[int, ...]]]:
+    table: list[list[tuple[int, ...]]] = [[_NONE] * 16, [_NONE] * 16]
+    for r in _RANKS:
+        table.append([tuple(sub << _SHIFT[r] for sub in _SUBSETS[n][size]) for n in range(16)])
+    return table
+
+
+_CARDS_OF = _sized(1)
+_PAIRS_OF = _sized(2)
+_TRIPLES_OF = _sized(3)
+# The same with the Phoenix added: a single plus the Phoenix makes a pair, a pair a triple.
+_CARDS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _CARDS_OF]
+_PAIRS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _PAIRS_OF]
+_COMBOS: dict[tuple[int, int, int, int], Combo] = {}
+
+
+def _c(kind: ComboKind, length: int, key: int, phoenix: int = 0) -> Combo:
+    """A shared Combo value (readings repeat endlessly; building each once saves time)."""
+    k = (kind, length, key, phoenix)
+    found = _COMBOS.get(k)
+    if found is None:
+        found = _COMBOS[k] = Combo(kind, length, key, phoenix)
+    return found
+
+
+def _plays_table(
+    masks: list[list[tuple[int, ...]]], kind: ComboKind, size: int, phx: bool
+) -> list[list[tuple[Play, ...]]]:
+    table: list[list[tuple[Play, ...]]] = [[()] * 16, [()] * 16]
+    for r in _RANKS:
+        row = []
+        for n in range(16):
+            if phx:
+                row.append(tuple((m | PHX, _c(kind, size, 2 * r, r)) for m in masks[r][n]))
+            else:
+                row.append(tuple((m, _c(kind, size, 2 * r)) for m in masks[r][n]))
+        table.append(row)
+    return table
+
 
 Play = tuple[int, Combo]  # (card mask, reading)
+
+_SINGLE_PLAYS = _plays_table(_CARDS_OF, SINGLE, 1, False)
+_PAIR_PLAYS = _plays_table(_PAIRS_OF, PAIR, 2, False)
+_PAIR_PHX_PLAYS = _plays_table(_CARDS_OF, PAIR, 2, True)
+_TRIPLE_PLAYS = _plays_table(_TRIPLES_OF, TRIPLE, 3, False)
+_TRIPLE_PHX_PLAYS = _plays_table(_PAIRS_OF, TRIPLE, 3, True)
+_FOUR_PLAY: list[tuple[Play, ...]] = [(), ()] + [((15 << _SHIFT[r], _c(FOUR, 4, 2 * r)),) for r in _RANKS]
+_MJ_PLAY = (MJ, _c(SINGLE, 1, 2))
+_SINGLE_BY_BIT = {
+    1 << (_SHIFT[r] + suit): (1 << (_SHIFT[r] + suit), _c(SINGLE, 1, 2 * r))
+    for r in _RANKS
+    for suit in range(4)
+}
+_DRG_PLAY = (DRG, _c(SINGLE, 1, 30))
+_PHX_LED = (PHX, _c(SINGLE, 1, 3))
+# A rank's nibble sits at bit 4r-6; one mask with the lowest bit of every rank's nibble.
+_NIBBLE_LOWS = sum(1 << _SHIFT[r] for r in _RANKS)
+
+
+_NO_NIBBLES: list[int] = []
 
 
 def _nibbles(hand: int) -> list[int]:
     """Suit nibbles of ranks 0..14 (index = rank; 0 and 1 unused)."""
-    return [0, 0] + [(hand >> (4 * r - 6)) & 15 for r in range(2, 15)]
-
-
-def _rank_options(nib: int, shift: int, size: int, phx: bool) -> list[tuple[int, bool]]:
-    """Ways to make `size` cards of one rank: (mask, uses the Phoenix)."""
-    out = [(s << shift, False) for s in _SUBSETS[nib][size]]
-    if phx and size > 1:
-        out.extend(((s << shift) | PHX, True) for s in _SUBSETS[nib][size - 1])
-    return out
+    return [
+        0,
+        0,
+        (hand >> 2) & 15,
+        (hand >> 6) & 15,
+        (hand >> 10) & 15,
+        (hand >> 14) & 15,
+        (hand >> 18) & 15,
+        (hand >> 22) & 15,
+        (hand >> 26) & 15,
+        (hand >> 30) & 15,
+        (hand >> 34) & 15,
+        (hand >> 38) & 15,
+        (hand >> 42) & 15,
+        (hand >> 46) & 15,
+        (hand >> 50) & 15,
+    ]
 
 
 def single_key(card_mask: int, top: Combo | None) -> int:
@@ -142,207 +215,274 @@ def single_key(card_mask: int, top: Combo | None) -> int:
     return 2 * ((card_mask.bit_length() - 3) // 4 + 2)
 
 
-def _singles(hand: int, top: Combo | None, out: list[Play]) -> None:
-    min_key = top.key + 1 if top is not None else 0
-    if hand & MJ and 2 >= min_key:
-        out.append((MJ, Combo(SINGLE, 1, 2)))
-    nat = hand & NATURALS
-    while nat:
-        low = nat & -nat
-        key = 2 * ((low.bit_length() - 3) // 4 + 2)
-        if key >= min_key:
-            out.append((low, Combo(SINGLE, 1, key)))
-        nat ^= low
-    if hand & PHX and (top is None or top.key < 30):
-        out.append((PHX, Combo(SINGLE, 1, single_key(PHX, top))))
-    if hand & DRG and 30 >= min_key:
-        out.append((DRG, Combo(SINGLE, 1, 30)))
+def _singles(hand: int, nibs: list[int], top: Combo | None, out: list[Play]) -> None:
+    if top is None:
+        if hand & MJ:
+            out.append(_MJ_PLAY)
+        for r in _RANKS:
+            if nibs[r]:
+                out.extend(_SINGLE_PLAYS[r][nibs[r]])
+        if hand & PHX:
+            out.append(_PHX_LED)
+        if hand & DRG:
+            out.append(_DRG_PLAY)
+        return
+    key = top.key
+    # the naturals above the top's rank, lowest first
+    higher = hand & NATURALS & ~((1 << _SHIFT[key // 2 + 1]) - 1) if key < 28 else 0
+    while higher:
+        low = higher & -higher
+        out.append(_SINGLE_BY_BIT[low])
+        higher ^= low
+    if hand & PHX and key < 30:
+        out.append((PHX, _c(SINGLE, 1, key + 1)))
+    if hand & DRG and key < 30:
+        out.append(_DRG_PLAY)
 
 
-def _sets(nibs: list[int], phx: bool, size: int, kind: ComboKind, min_rank: int, out: list[Play]) -> None:
-    for rank in range(max(2, min_rank), 15):
-        nib = nibs[rank]
-        if nib.bit_count() + phx < size or not nib:
-            continue
-        shift = _SHIFT[rank]
-        for sub in _SUBSETS[nib][size]:
-            out.append((sub << shift, Combo(kind, size, 2 * rank)))
-        if phx:
-            for sub in _SUBSETS[nib][size - 1]:
-                out.append(((sub << shift) | PHX, Combo(kind, size, 2 * rank, rank)))
+def _sets(nibs: list[int], phx: bool, size: int, min_rank: int, out: list[Play]) -> None:
+    nat, wild = (_PAIR_PLAYS, _PAIR_PHX_PLAYS) if size == 2 else (_TRIPLE_PLAYS, _TRIPLE_PHX_PLAYS)
+    for r in range(max(2, min_rank), 15):
+        nib = nibs[r]
+        if nib:
+            out.extend(nat[r][nib])
+            if phx:
+                out.extend(wild[r][nib])
 
 
 def _stairs(nibs: list[int], phx: bool, length: int | None, min_top: int, out: list[Play]) -> None:
-    """Stairs of `length` pairs (any length >= 2 if None) whose top rank is at least min_top."""
+    """Stairs of `length` pairs (any length >= 2 if None) whose top rank is at least min_top.
 
-    def extend(rank: int, mask: int, pairs: int, used_phx: int) -> None:
-        if pairs >= 2 and (length is None or pairs == length) and rank - 1 >= min_top:
-            out.append((mask, Combo(STAIRS, 2 * pairs, 2 * (rank - 1), used_phx)))
-        if rank > 14 or (length is not None and pairs >= length):
-            return
-        nib = nibs[rank]
-        shift = _SHIFT[rank]
-        for sub in _SUBSETS[nib][2]:
-            extend(rank + 1, mask | (sub << shift), pairs + 1, used_phx)
-        if phx and not used_phx:
-            for sub in _SUBSETS[nib][1]:
-                extend(rank + 1, mask | (sub << shift) | PHX, pairs + 1, rank)
-
+    Runs grow one rank at a time from each low rank, keeping the partial runs without the
+    Phoenix and those where it completed the pair of rank r (R-COMB-4: at most one such rank).
+    """
+    pairs = [_PAIRS_OF[r][nibs[r]] if r >= 2 else _NONE for r in range(15)]
+    wilds = [_CARDS_PHX_OF[r][nibs[r]] if r >= 2 else _NONE for r in range(15)] if phx else []
     for low in range(2, 14):
-        if length is not None and low + length - 1 < min_top:
+        plain: list[int] | tuple[int, ...] = pairs[low]
+        wild: list[tuple[int, list[int] | tuple[int, ...]]] = (
+            [(low, wilds[low])] if phx and wilds[low] else []
+        )
+        if not plain and not wild:
             continue
-        if length is not None and low + length - 1 > 14:
-            break
-        nib = nibs[low]
-        shift = _SHIFT[low]
-        for sub in _SUBSETS[nib][2]:
-            extend(low + 1, sub << shift, 1, 0)
-        if phx:
-            for sub in _SUBSETS[nib][1]:
-                extend(low + 1, (sub << shift) | PHX, 1, low)
+        for high in range(low + 1, 15):
+            count = high - low + 1
+            if length is not None and count > length:
+                break
+            nxt = pairs[high]
+            grown = [(r, [m + c for m in masks for c in nxt]) for r, masks in wild] if nxt else []
+            if phx and plain and wilds[high]:
+                grown.append((high, [m + c for m in plain for c in wilds[high]]))
+            plain = [m + c for m in plain for c in nxt] if nxt else []
+            wild = grown
+            if not plain and not wild:
+                break
+            if high < min_top or (length is not None and count != length):
+                continue
+            if plain:
+                out.extend(zip(plain, repeat(_c(STAIRS, 2 * count, 2 * high))))
+            for r, masks in wild:
+                if masks:
+                    out.extend(zip(masks, repeat(_c(STAIRS, 2 * count, 2 * high, r))))
 
 
 def _full_houses(nibs: list[int], phx: bool, min_triple: int, out: list[Play]) -> None:
-    for trank in range(max(2, min_triple), 15):
-        tnib = nibs[trank]
-        if tnib.bit_count() + phx < 3:
-            continue
-        for tmask, tphx in _rank_options(tnib, _SHIFT[trank], 3, phx):
-            for prank in range(2, 15):
-                if prank == trank:
-                    continue
-                pnib = nibs[prank]
-                if not pnib:
-                    continue
-                for pmask, pphx in _rank_options(pnib, _SHIFT[prank], 2, phx and not tphx):
-                    reading = trank if tphx else (prank if pphx else 0)
-                    out.append((tmask | pmask, Combo(FULL_HOUSE, 5, 2 * trank, reading)))
+    pair_ranks = [(r, _PAIRS_OF[r][nibs[r]]) for r in _RANKS if nibs[r].bit_count() >= 2]
+    if not pair_ranks and not phx:
+        return
+    low = max(2, min_triple)
+    triples = [
+        (t, _TRIPLES_OF[t][nibs[t]], _c(FULL_HOUSE, 5, 2 * t))
+        for t in range(low, 15)
+        if nibs[t].bit_count() >= 3
+    ]
+    out.extend(
+        [
+            (tm | pm, combo)
+            for t, tms, combo in triples
+            for p, pms in pair_ranks
+            if p != t
+            for tm in tms
+            for pm in pms
+        ]
+    )
+    if phx:
+        # the Phoenix completes the pair (a natural triple and a single) or the triple
+        singles = [(r, _CARDS_PHX_OF[r][nibs[r]]) for r in _RANKS if nibs[r]]
+        out.extend(
+            [
+                (tm | pm, _c(FULL_HOUSE, 5, 2 * t, p))
+                for t, tms, _ in triples
+                for p, pms in singles
+                if p != t
+                for tm in tms
+                for pm in pms
+            ]
+        )
+        wild_triples = [(t, _PAIRS_PHX_OF[t][nibs[t]]) for t, _ in pair_ranks if t >= low]
+        out.extend(
+            [
+                (tm | pm, _c(FULL_HOUSE, 5, 2 * t, t))
+                for t, tms in wild_triples
+                for p, pms in pair_ranks
+                if p != t
+                for tm in tms
+                for pm in pms
+            ]
+        )
 
 
 def _straights(
     hand: int, nibs: list[int], phx: bool, length: int | None, min_top: int, out: list[Play]
 ) -> None:
-    """Plain straights (R-COMB-6); all-natural single-suit runs are bombs and are left out."""
-    has_mj = bool(hand & MJ)
+    """Plain straights (R-COMB-6); all-natural single-suit runs are bombs and are left out.
 
-    def options(rank: int) -> tuple[int, ...]:
-        if rank == 1:
-            return (MJ,) if has_mj else ()
-        if rank < 1:
-            return ()
-        shift = _SHIFT[rank]
-        return tuple(s << shift for s in _SUBSETS[nibs[rank]][1])
-
-    opts = [options(rank) for rank in range(15)]
-
-    def extend(rank: int, mask: int, count: int, used_phx: int, suits: int) -> None:
-        if count >= 5 and (length is None or count == length) and rank - 1 >= min_top:
-            # A run of naturals of one suit is a straight flush, never a straight (R-COMB-7).
-            if used_phx or mask & MJ or suits.bit_count() > 1:
-                out.append((mask, Combo(STRAIGHT, count, 2 * (rank - 1), used_phx)))
-        if rank > 14 or (length is not None and count >= length):
-            return
-        for card in opts[rank]:
-            suit_bit = 1 << ((card.bit_length() - 3) % 4) if rank > 1 else 0
-            extend(rank + 1, mask | card, count + 1, used_phx, suits | suit_bit)
-        if phx and not used_phx and rank >= 2:
-            extend(rank + 1, mask | PHX, count + 1, rank, suits)
-
+    From each low rank the run grows one rank at a time: the first five ranks are combined at
+    once, then each further rank extends the runs found so far. Runs without the Phoenix are
+    kept apart from those where it stands for rank r (never for the 1).
+    """
+    opts = [_NONE, (MJ,) if hand & MJ else _NONE] + [_CARDS_OF[r][nibs[r]] for r in _RANKS]
+    phx_opt = (PHX,)
     for low in range(1, 11):
         if length is not None and (low + length - 1 > 14 or low + length - 1 < min_top):
             continue
-        extend(low, 0, 0, 0, 0) if opts[low] or (phx and low >= 2) else None
+        gap = 0 if opts[low] else low
+        if gap and (not phx or low < 2):
+            continue
+        high = low
+        while high < low + 4:  # the first five ranks: at most one gap, for the Phoenix
+            high += 1
+            if not opts[high]:
+                if gap or not phx:
+                    break
+                gap = high
+        else:
+            window = opts[low : high + 1]
+            plain: list[int] = []
+            wild: list[tuple[int, list[int]]] = []
+            if gap:
+                window[gap - low] = phx_opt
+                wild.append((gap, list(map(sum, product(*window)))))
+            else:
+                plain = list(map(sum, product(*window)))
+                if phx:
+                    for r in range(max(low, 2), high + 1):
+                        with_phx = list(window)
+                        with_phx[r - low] = phx_opt
+                        wild.append((r, list(map(sum, product(*with_phx)))))
+            suits = nibs[low] if low >= 2 else 0
+            for r in range(low + 1, high + 1):
+                suits &= nibs[r]
+            while True:
+                count = high - low + 1
+                if high >= min_top and (length is None or count == length):
+                    if plain:
+                        combo = _c(STRAIGHT, count, 2 * high)
+                        if suits:
+                            # some are single-suit runs: straight flushes, not straights (R-COMB-7)
+                            out.extend([(m, combo) for m in plain if not any(m & u == m for u in SUIT_MASKS)])
+                        else:
+                            out.extend(zip(plain, repeat(combo)))
+                    for r, masks in wild:
+                        out.extend(zip(masks, repeat(_c(STRAIGHT, count, 2 * high, r))))
+                if high == 14 or (length is not None and count >= length):
+                    break
+                high += 1
+                nxt = opts[high]
+                grown = [(r, [m + c for m in masks for c in nxt]) for r, masks in wild] if nxt else []
+                if phx and plain:
+                    grown.append((high, [m + PHX for m in plain]))
+                plain = [m + c for m in plain for c in nxt] if nxt else []
+                suits &= nibs[high]
+                wild = grown
+                if not plain and not wild:
+                    break
 
 
-def _straight_flushes(hand: int, length: int | None, min_key: tuple[int, int], out: list[Play]) -> None:
-    """Straight-flush bombs beating (length, top) = min_key, in lexicographic order."""
+def _straight_flushes(hand: int, min_key: tuple[int, int], out: list[Play]) -> None:
+    """Straight-flush bombs beating (length, top) = min_key."""
+    nat = hand & NATURALS
+    if not nat & (nat >> 4) & (nat >> 8) & (nat >> 12) & (nat >> 16):
+        return
     for suit in range(4):
         suited = hand & SUIT_MASKS[suit]
         if suited.bit_count() < 5:
             continue
-        present = [False, False] + [bool(suited >> (4 * r - 6 + suit) & 1) for r in range(2, 15)]
         for low in range(2, 11):
-            if not present[low]:
+            if not suited >> (_SHIFT[low] + suit) & 1:
                 continue
             mask = 0
             for high in range(low, 15):
-                if not present[high]:
+                bit = 1 << (_SHIFT[high] + suit)
+                if not suited & bit:
                     break
-                mask |= 1 << (4 * high - 6 + suit)
+                mask |= bit
                 count = high - low + 1
-                if count >= 5 and (length is None or count == length) and (count, 2 * high) > min_key:
-                    out.append((mask, Combo(SFLUSH, count, 2 * high)))
+                if count >= 5 and (count, 2 * high) > min_key:
+                    out.append((mask, _c(SFLUSH, count, 2 * high)))
 
 
-def _fours(nibs: list[int], min_rank: int, out: list[Play]) -> None:
-    for rank in range(max(2, min_rank), 15):
-        if nibs[rank] == 15:
-            out.append((15 << _SHIFT[rank], Combo(FOUR, 4, 2 * rank)))
+def _fours(hand: int, min_rank: int, out: list[Play]) -> None:
+    quads = hand & (hand >> 1) & (hand >> 2) & (hand >> 3) & _NIBBLE_LOWS
+    if quads:
+        for r in range(max(2, min_rank), 15):
+            if quads >> _SHIFT[r] & 1:
+                out.extend(_FOUR_PLAY[r])
 
 
 def bombs(hand: int, top: Combo | None) -> list[Play]:
     """Every bomb in `hand` that beats `top` (every bomb if top is None or not a bomb)."""
     out: list[Play] = []
     if top is None or not top.is_bomb:
-        _fours(_nibbles(hand), 2, out)
-        _straight_flushes(hand, None, (0, 0), out)
+        _fours(hand, 2, out)
+        _straight_flushes(hand, (0, 0), out)
     elif top.kind == FOUR:
-        _fours(_nibbles(hand), top.key // 2 + 1, out)
-        _straight_flushes(hand, None, (0, 0), out)
+        _fours(hand, top.key // 2 + 1, out)
+        _straight_flushes(hand, (0, 0), out)
     else:
-        _straight_flushes(hand, None, (top.length, top.key), out)
+        _straight_flushes(hand, (top.length, top.key), out)
     return out
 
 
 def has_bomb(hand: int) -> bool:
-    """Whether the hand holds any bomb at all (a cheap pre-check for bomb windows)."""
+    """Whether the hand holds any bomb at all (a constant-time check for bomb windows)."""
+    if hand & (hand >> 1) & (hand >> 2) & (hand >> 3) & _NIBBLE_LOWS:
+        return True
+    # Same-suit cards of consecutive ranks are 4 bits apart: five in a row is a straight flush.
     nat = hand & NATURALS
-    if nat.bit_count() < 4:
-        return False
-    for rank in range(2, 15):
-        if (nat >> _SHIFT[rank]) & 15 == 15:
-            return True
-    for suit_mask in SUIT_MASKS:
-        if (nat & suit_mask).bit_count() >= 5:
-            suited = nat & suit_mask
-            run = 0
-            for rank in range(2, 15):
-                if suited >> _SHIFT[rank] & 15:
-                    run += 1
-                    if run >= 5:
-                        return True
-                else:
-                    run = 0
-    return False
+    return bool(nat & (nat >> 4) & (nat >> 8) & (nat >> 12) & (nat >> 16))
 
 
 def plays(hand: int, top: Combo | None) -> list[Play]:
     """Every (cards, reading) the hand can put on `top` (None: a lead), bombs included, no Dog."""
     out: list[Play] = []
     phx = bool(hand & PHX)
+    nibs = _nibbles(hand) if top is None or top.kind != SINGLE else _NO_NIBBLES
     if top is None:
-        nibs = _nibbles(hand)
-        _singles(hand, None, out)
-        _sets(nibs, phx, 2, PAIR, 2, out)
-        _sets(nibs, phx, 3, TRIPLE, 2, out)
+        _singles(hand, nibs, None, out)
+        _sets(nibs, phx, 2, 2, out)
+        _sets(nibs, phx, 3, 2, out)
         _stairs(nibs, phx, None, 0, out)
         _full_houses(nibs, phx, 2, out)
         _straights(hand, nibs, phx, None, 0, out)
-        _fours(nibs, 2, out)
-        _straight_flushes(hand, None, (0, 0), out)
+        _fours(hand, 2, out)
+        _straight_flushes(hand, (0, 0), out)
         return out
     kind = top.kind
     if kind == SINGLE:
-        _singles(hand, top, out)
-    elif kind == PAIR or kind == TRIPLE:
-        _sets(_nibbles(hand), phx, kind, kind, top.key // 2 + 1, out)
+        _singles(hand, nibs, top, out)
+        if has_bomb(hand):
+            out.extend(bombs(hand, top))
+        return out
+    elif kind in (PAIR, TRIPLE):
+        _sets(nibs, phx, kind, top.key // 2 + 1, out)
     elif kind == STAIRS:
-        _stairs(_nibbles(hand), phx, top.length // 2, top.key // 2 + 1, out)
+        _stairs(nibs, phx, top.length // 2, top.key // 2 + 1, out)
     elif kind == FULL_HOUSE:
-        _full_houses(_nibbles(hand), phx, top.key // 2 + 1, out)
+        _full_houses(nibs, phx, top.key // 2 + 1, out)
     elif kind == STRAIGHT:
-        _straights(hand, _nibbles(hand), phx, top.length, top.key // 2 + 1, out)
-    if hand & NATURALS and has_bomb(hand):
+        _straights(hand, nibs, phx, top.length, top.key // 2 + 1, out)
+    if has_bomb(hand):
         out.extend(bombs(hand, top))
     return out
 
@@ -380,20 +520,19 @@ def classify(cards: int | str, top: Combo | None = None) -> tuple[Combo, ...]:
         if count == 5 and len(ranks) == 2:
             low, high = ranks
             shape = (counts[low], counts[high])
-            if shape == (3, 2) or shape == (2, 3):
+            if shape in ((3, 2), (2, 3)):
                 readings.append(Combo(FULL_HOUSE, 5, 2 * (low if counts[low] == 3 else high)))
             elif shape == (2, 2):
                 readings.append(Combo(FULL_HOUSE, 5, 2 * high, high))
                 readings.append(Combo(FULL_HOUSE, 5, 2 * low, low))
-            elif shape == (3, 1) or shape == (1, 3):
+            elif shape in ((3, 1), (1, 3)):
                 triple = low if counts[low] == 3 else high
                 single = high if triple == low else low
                 readings.append(Combo(FULL_HOUSE, 5, 2 * triple, single))
-        if count >= 4 and count % 2 == 0 and len(ranks) >= 2:
-            if ranks[-1] - ranks[0] == len(ranks) - 1:
-                ones = [r for r in ranks if counts[r] == 1]
-                if all(counts[r] in (1, 2) for r in ranks) and len(ones) == (1 if phx else 0):
-                    readings.append(Combo(STAIRS, count, 2 * ranks[-1], ones[0] if ones else 0))
+        if count >= 4 and count % 2 == 0 and len(ranks) >= 2 and ranks[-1] - ranks[0] == len(ranks) - 1:
+            ones = [r for r in ranks if counts[r] == 1]
+            if all(counts[r] in (1, 2) for r in ranks) and len(ones) == (1 if phx else 0):
+                readings.append(Combo(STAIRS, count, 2 * ranks[-1], ones[0] if ones else 0))
     if count >= 5 and all(counts[r] == 1 for r in ranks):
         seq = ([1] if has_mj else []) + ranks
         low, high = seq[0], seq[-1]
@@ -422,9 +561,9 @@ def describe_cards(mask: int) -> str:
 
 
 __all__ = [
+    "RANK_MASKS",
     "Combo",
     "ComboKind",
-    "RANK_MASKS",
     "beats",
     "bombs",
     "classify",

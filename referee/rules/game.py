@@ -76,6 +76,11 @@ from referee.rules.events import (
 from referee.rules.state import NO_SEAT, Phase, State, full_hand_size, team_of
 
 DOG_COMBO = Combo(DOG_KIND, 1, 0)
+# A listed play before it becomes a Play: (cards, reading) or (cards, reading, wish, partner).
+Entry = tuple[int, Combo] | tuple[int, Combo, int, int]
+# Events are values: the field-less and one-field ones that occur every turn are made once.
+WINDOW_CLOSED = WindowClosed()
+PASSED = tuple(Passed(seat) for seat in range(6))
 _DRAGON_KEY = 30
 
 
@@ -94,23 +99,28 @@ def opponents(state: State, seat: int) -> tuple[int, ...]:
     return tuple((seat + i) % n for i in range(1, n) if (seat + i) % 2 != seat % 2)
 
 
+def _rotation(n: int, seat: int) -> tuple[int, ...]:
+    return tuple((seat + i) % n for i in range(1, n + 1))
+
+
+# Indexed [players][seat][active seat bits]: the bomb window after `seat` acts (R-BOMB-5: every
+# active seat, from the next one round to the actor) and the next active seat after `seat`.
+_WINDOWS = {
+    n: [
+        [tuple(s for s in _rotation(n, seat) if bits >> s & 1) for bits in range(1 << n)] for seat in range(n)
+    ]
+    for n in (4, 6)
+}
+_NEXT = {n: [[(w[0] if w else NO_SEAT) for w in rows] for rows in _WINDOWS[n]] for n in (4, 6)}
+
+
 def next_active(state: State, seat: int) -> int:
     """The first seat after `seat` in turn order that still holds cards (seat itself last)."""
-    n = state.config.players
-    hands = state.hands
-    for i in range(1, n + 1):
-        s = (seat + i) % n
-        if hands[s]:
-            return s
-    return NO_SEAT
+    return _NEXT[state.config.players][seat][state.active]
 
 
 def _active_bits(state: State) -> int:
-    bits = 0
-    for s, hand in enumerate(state.hands):
-        if hand:
-            bits |= 1 << s
-    return bits
+    return state.active
 
 
 # ----------------------------------------------------------------------------- dealing
@@ -120,6 +130,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
     """A new game: the first dealer is drawn from the seed (R-FLOW-2) and the first round dealt."""
     st = State.__new__(State)
     st._legal = None
+    st._leads = None
     st.config = config
     st.seed = seed
     st.round = 0
@@ -148,6 +159,7 @@ def _deal(st: State, events: list[Event]) -> None:
         hands.append(_mask(first))
         unseen.append(_mask(rest))
     st.hands = tuple(hands)
+    st.active = (1 << n) - 1
     st.unseen = tuple(unseen)
     st.calls = (0,) * n
     st.gt = (-1,) * n
@@ -221,6 +233,8 @@ def to_act(state: State) -> tuple[int, ...]:
         if state.gift >= 0:
             return (state.gift,)
         if state.window:
+            if not state.window_declined and not state.window_bombs:
+                return state.window
             answered = state.window_declined
             for seat, _ in state.window_bombs:
                 answered |= 1 << seat
@@ -298,9 +312,7 @@ def _trick_complete(st: State) -> bool:
     others = _active_bits(st) & ~top_bit
     if st.passed & others != others:
         return False
-    if st.config.allow_overtake_own_trick and st.hands[st.top_seat] and not st.passed & top_bit:
-        return False
-    return True
+    return not (st.config.allow_overtake_own_trick and st.hands[st.top_seat] and not st.passed & top_bit)
 
 
 def _gift_recipients(st: State, seat: int) -> tuple[int, ...]:
@@ -375,12 +387,104 @@ class ExchangeChoices(Sequence[Action]):
         for i in range(len(self)):
             yield self[i]
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class LegalPlays(Sequence[Action]):
+    """A seat's legal plays (with a pass, decline or call around them), built on access.
+
+    Bots usually pick one action out of dozens, so each Play object is made only when it is
+    first read, and then kept, so repeated reads return the same object.
+    """
+
+    __slots__ = ("_entries", "_made", "_prefix", "_seat", "_state", "_suffix")
+
+    def __init__(
+        self,
+        state: State,
+        seat: int,
+        prefix: tuple[Action, ...],
+        entries: Sequence[Entry],
+        suffix: tuple[Action, ...] = (),
+        made: list[Play | None] | None = None,
+    ) -> None:
+        self._state = state
+        self._seat = seat
+        self._prefix = prefix
+        self._entries = entries
+        self._suffix = suffix
+        self._made: list[Play | None] = [None] * len(entries) if made is None else made
+
+    def __len__(self) -> int:
+        return len(self._prefix) + len(self._entries) + len(self._suffix)
+
+    @overload
+    def __getitem__(self, index: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Action]: ...
+
+    def __getitem__(self, index: int | slice) -> Action | Sequence[Action]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(index)
+        if index < len(self._prefix):
+            return self._prefix[index]
+        index -= len(self._prefix)
+        if index >= len(self._entries):
+            return self._suffix[index - len(self._entries)]
+        made = self._made[index]
+        if made is None:
+            made = self._made[index] = self._make(self._entries[index])
+        return made
+
+    def _make(self, entry: Entry) -> Play:
+        combo = entry[1]
+        if len(entry) == 2:
+            return Play(entry[0], combo.phoenix, 0, -1, False, combo, self._state, self._seat)
+        return Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo, self._state, self._seat)
+
+    def __iter__(self) -> Iterator[Action]:
+        yield from self._prefix
+        made = self._made
+        if None in made:
+            make = self._make
+            for i, entry in enumerate(self._entries):
+                if made[i] is None:
+                    made[i] = make(entry)
+        yield from made  # type: ignore[misc]
+        yield from self._suffix
+
+    def __contains__(self, action: object) -> bool:
+        if not isinstance(action, Play):
+            return action in self._prefix or action in self._suffix
+        return any(a == action for a in self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LegalPlays({[str(a) for a in self]!r})"
+
 
 def exchange_recipients(state: State, seat: int) -> tuple[int, ...]:
-    """Who a seat gives a card to: each other seat (R-EXCH-1), its partners in §16 (R-V6-4)."""
+    """Who a seat gives a card to, in seat order: each other seat (R-EXCH-1), partners in §16 (R-V6-4)."""
     n = state.players
     if n == 4:
-        return tuple((seat + i) % 4 for i in range(1, 4) if (seat + i) % 4 != seat)
+        return tuple(s for s in range(4) if s != seat)
     return tuple(sorted(partners(state, seat)))
 
 
@@ -392,12 +496,13 @@ def legal_actions(state: State, seat: int) -> Sequence[Action]:
     play without the flag are listed (R-CALL-7).
     """
     decisions = legal_decisions(state, seat)
-    if state.phase is Phase.PLAY or state.phase is Phase.EXCHANGE:
-        if _call_problem(state, seat) is None:
-            if isinstance(decisions, ExchangeChoices):
-                return ExchangeChoices(state.hands[seat], exchange_recipients(state, seat), (CALL_TICHU,))
-            return tuple(decisions) + (CALL_TICHU,)
-    return decisions
+    if state.phase not in (Phase.PLAY, Phase.EXCHANGE) or _call_problem(state, seat) is not None:
+        return decisions
+    if isinstance(decisions, ExchangeChoices):
+        return ExchangeChoices(state.hands[seat], exchange_recipients(state, seat), (CALL_TICHU,))
+    if isinstance(decisions, LegalPlays):
+        return LegalPlays(state, seat, decisions._prefix, decisions._entries, (CALL_TICHU,), decisions._made)
+    return tuple(decisions) + (CALL_TICHU,)
 
 
 _DECLINE_ONLY: tuple[Action, ...] = (DECLINE,)
@@ -429,21 +534,12 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
         if st.window:
             if not _owes_window(st, seat):
                 return ()
-            hand = st.hands[seat]
-            if not has_bomb(hand):
+            if not has_bomb(st.hands[seat]):
                 return _DECLINE_ONLY
-            found = bombs(hand, st.top)
-            if (
-                st.config.wish_bomb_exemption == "none"
-                and st.wish
-                and seat == _window_bound_seat(st)
-                and _can_fulfil(st, seat)
-            ):
-                found = [b for b in found if b[0] & RANK_MASKS[st.wish]]
-            return _DECLINE_ONLY + tuple(_plays_of(st, seat, found))
+            return LegalPlays(st, seat, _DECLINE_ONLY, _window_bombs(st, seat))
         if seat != st.turn:
             return ()
-        return tuple(_turn_actions(st, seat))
+        return _turn_actions(st, seat)
     if phase is Phase.GRAND_TICHU:
         if st.gt[seat] >= 0:
             return ()
@@ -461,6 +557,19 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
     return ()
 
 
+def _window_bombs(st: State, seat: int) -> list[tuple[int, Combo]]:
+    """The bombs a seat may answer the open window with (R-BOMB-9, R-WISH-6 `none`)."""
+    found = bombs(st.hands[seat], st.top)
+    if (
+        st.config.wish_bomb_exemption == "none"
+        and st.wish
+        and seat == _window_bound_seat(st)
+        and _can_fulfil(st, seat)
+    ):
+        found = [b for b in found if b[0] & RANK_MASKS[st.wish]]
+    return found
+
+
 def _owes_window(st: State, seat: int) -> bool:
     if not st.window_bombs:
         return not st.window_declined >> seat & 1 and seat in st.window
@@ -471,22 +580,46 @@ def _owes_window(st: State, seat: int) -> bool:
     )
 
 
-def _plays_of(st: State, seat: int, found: list[tuple[int, Combo]]) -> list[Action]:
-    """Play objects for (cards, reading) pairs, tagged so that apply trusts them in this state."""
-    out: list[Action] = []
-    for cards, combo in found:
-        play = Play(cards, combo.phoenix)
-        play._combo = combo
-        play._origin = st
-        play._seat = seat
-        out.append(play)
-    return out
+_PASS_ONLY: tuple[Action, ...] = (PASS,)
+_NOTHING: tuple[Action, ...] = ()
 
 
-def _turn_actions(st: State, seat: int) -> list[Action]:
+def _lead_plays(st: State, seat: int) -> list[tuple[int, Combo]]:
+    """Every lead of the seat's hand, derived from the last one listed for this seat.
+
+    A combination is valid whatever else its player holds, so the leads of a smaller hand are
+    the earlier leads that use none of the cards played since; only the first is enumerated.
+    """
+    hand = st.hands[seat]
+    leads = st._leads
+    if leads is not None:
+        known = leads[seat]
+        if known is not None:
+            known_hand, known_plays = known
+            if known_hand == hand:
+                return known_plays
+            if not hand & ~known_hand:
+                gone = known_hand & ~hand
+                found = [p for p in known_plays if not p[0] & gone]
+                st._leads = leads[:seat] + ((hand, found),) + leads[seat + 1 :]
+                return found
+    found = plays(hand, None)
+    if leads is None:
+        leads = (None,) * st.players
+    st._leads = leads[:seat] + ((hand, found),) + leads[seat + 1 :]
+    return found
+
+
+def _turn_actions(st: State, seat: int) -> LegalPlays:
+    prefix, entries = _turn_options(st, seat)
+    return LegalPlays(st, seat, prefix, entries)
+
+
+def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[Entry]]:
+    """The regular turn's legal answers: a pass or nothing, then (cards, reading[, wish, partner])."""
     hand = st.hands[seat]
     top = st.top
-    found = plays(hand, top)
+    found: list[tuple[int, Combo]] = plays(hand, top) if top is not None else _lead_plays(st, seat)
     wish = st.wish
     obliged = False
     if wish and hand & RANK_MASKS[wish]:
@@ -502,32 +635,24 @@ def _turn_actions(st: State, seat: int) -> list[Action]:
             if exempt_bombs:
                 fulfilling += [p for p in found if p[1].is_bomb and not p[0] & rank_mask]
             found = fulfilling
-    actions: list[Action] = [] if top is None or obliged else [PASS]
-    wishes = range(2, 15) if st.config.wish_mandatory else range(0, 15)
-    for cards, combo in found:
-        if cards & MJ:
-            for w in wishes:
-                if w == 1:
-                    continue
-                play = Play(cards, combo.phoenix, w)
-                play._combo = combo
-                play._origin = st
-                play._seat = seat
-                actions.append(play)
-        else:
-            play = Play(cards, combo.phoenix)
-            play._combo = combo
-            play._origin = st
-            play._seat = seat
-            actions.append(play)
-    if top is None and hand & DOG and not obliged:
-        for partner in _dog_partner_options(st, seat):
-            play = Play(DOG, 0, 0, partner)
-            play._combo = DOG_COMBO
-            play._origin = st
-            play._seat = seat
-            actions.append(play)
-    return actions
+    prefix = _NOTHING if top is None or obliged else _PASS_ONLY
+    entries: Sequence[Entry] = found
+    if top is None:
+        # The Mah Jong is always led (R-WISH-10): each of its plays once per possible wish.
+        mixed: list[Entry] = []
+        if hand & MJ:
+            wishes = range(2, 15) if st.config.wish_mandatory else (0, *range(2, 15))
+            mixed = [p for p in found if not p[0] & MJ]
+            for cards, combo in found:
+                if cards & MJ:
+                    mixed.extend((cards, combo, w, -1) for w in wishes)
+            entries = mixed
+        if hand & DOG and not obliged:
+            if not mixed:
+                mixed = list(found)
+            mixed.extend((DOG, DOG_COMBO, 0, p) for p in _dog_partner_options(st, seat))
+            entries = mixed
+    return prefix, entries
 
 
 def _dog_partner_options(st: State, seat: int) -> tuple[int, ...]:
@@ -564,26 +689,39 @@ def apply_all(state: State, moves: Iterable[tuple[int, Action]]) -> tuple[State,
 
 
 def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, list[Event]]:
-    """Apply the answers of several seats to the open bomb window, on one copy.
+    """Apply several seats' answers (Decline or a bomb) to the open bomb window, on one copy.
 
-    Answers are taken in window order; once the window has resolved (a bomb applied, or all
-    declined) the remaining answers are discarded, as R-BOMB-9 discards later bombs. The result
-    is the same as applying each answer with apply() as it arrives, in any order.
+    The window resolves from the answers alone (R-BOMB-9): the first bomb in window order applies
+    once every seat before it has declined, and later answers are discarded. The result is the
+    same as applying each answer with apply() as it arrives, in any order.
     """
-    window = state.window
-    if not window:
+    if not state.window:
         raise IllegalActionError("there is no bomb window open", "R-BOMB-9")
+    recorded: list[tuple[int, Play]] = []
+    declined = state.window_declined
+    for seat, action in answers.items():
+        if type(seat) is not int or not _owes_window(state, seat):
+            if isinstance(seat, int) and seat in state.window:
+                raise IllegalActionError(f"seat {seat} has already answered this bomb window", "R-BOMB-9")
+            raise IllegalActionError(f"seat {seat!r} is not in this bomb window", "R-BOMB-9")
+        if type(action) is Decline:
+            declined |= 1 << seat
+        elif isinstance(action, Play):
+            combo, in_window = _validate_play(state, seat, action)
+            assert in_window
+            trusted = Play(action.cards_mask, combo.phoenix)
+            trusted._combo = combo
+            recorded.append((seat, trusted))
+        else:
+            raise InvalidActionError(
+                f"a bomb window is answered with 'decline' or a bomb, not {action}", "R-BOMB-9"
+            )
+    st = state.copy()
+    st.window_declined = declined
+    if recorded:
+        st.window_bombs = st.window_bombs + tuple(recorded)
     events: list[Event] = []
-    st = state
-    owned = False
-    for seat in window:
-        action = answers.get(seat)
-        if action is None:
-            continue
-        if st.window is not window:
-            break
-        st = _dispatch(st, seat, action, owned, events)
-        owned = st is not state
+    _resolve_window(st, events)
     return st, events
 
 
@@ -613,7 +751,9 @@ def _dispatch(state: State, seat: int, action: Action, owned: bool, events: list
         return _apply_call(state, seat, owned, events)
     if kind is DeclineTichu:
         if phase is not Phase.TICHU_STEP:
-            raise IllegalActionError("no Tichu question is open: 'no_tichu' answers the pre-exchange step", "R-CALL-6")
+            raise IllegalActionError(
+                "no Tichu question is open: 'no_tichu' answers the pre-exchange step", "R-CALL-6"
+            )
         if state.tichu_step[seat] != -1:
             raise IllegalActionError("you have already answered the pre-exchange Tichu question", "R-CALL-6")
         st = _own(state, owned)
@@ -643,7 +783,8 @@ def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events:
     sequential = state.config.gt_decision_mode == "sequential"
     if sequential and seat != _sequential_gt_seat(state):
         raise IllegalActionError(
-            f"Grand Tichu decisions go in dealing order; seat {_sequential_gt_seat(state)} decides first", "R-GT-1"
+            f"Grand Tichu decisions go in dealing order; seat {_sequential_gt_seat(state)} decides first",
+            "R-GT-1",
         )
     st = _own(state, owned)
     st.gt = _set(st.gt, seat, int(call))
@@ -787,7 +928,8 @@ def _apply_pass(state: State, seat: int, owned: bool, events: list[Event]) -> St
         raise IllegalActionError("the Dragon trick must be given first", "R-DRG-2")
     if state.window:
         raise IllegalActionError(
-            "a bomb window is open: answer it with 'decline' (or a bomb); your turn comes after it", "R-BOMB-9"
+            "a bomb window is open: answer it with 'decline' (or a bomb); your turn comes after it",
+            "R-BOMB-9",
         )
     if seat != state.turn:
         raise IllegalActionError(f"it is seat {state.turn}'s turn, not yours", "R-TRICK-3")
@@ -799,11 +941,15 @@ def _apply_pass(state: State, seat: int, owned: bool, events: list[Event]) -> St
             "R-WISH-4",
         )
     st = _own(state, owned)
+    _perform_pass(st, seat, events)
+    return st
+
+
+def _perform_pass(st: State, seat: int, events: list[Event]) -> None:
     st.passed |= 1 << seat
     st.turn = next_active(st, seat)
-    events.append(Passed(seat))
+    events.append(PASSED[seat])
     _after_action(st, seat, events)
-    return st
 
 
 def _apply_decline(state: State, seat: int, owned: bool, events: list[Event]) -> State:
@@ -820,9 +966,7 @@ def _apply_decline(state: State, seat: int, owned: bool, events: list[Event]) ->
 def _after_action(st: State, actor: int, events: list[Event]) -> None:
     """After a play or a pass: open the bomb window (R-BOMB-5) or go straight on (R-BOMB-7)."""
     if st.config.bomb_timing == "windows":
-        n = st.players
-        hands = st.hands
-        st.window = tuple(s for s in ((actor + i) % n for i in range(1, n + 1)) if hands[s])
+        st.window = _WINDOWS[st.config.players][actor][st.active]
         st.window_declined = 0
         st.window_bombs = ()
     else:
@@ -842,7 +986,7 @@ def _resolve_window(st: State, events: list[Event]) -> None:
                 _do_play(st, seat, play, combo, True, events)
                 return
         return
-    events.append(WindowClosed())
+    events.append(WINDOW_CLOSED)
     st.window = ()
     st.window_declined = 0
     st.window_bombs = ()
@@ -915,7 +1059,9 @@ def _validate_play(st: State, seat: int, play: Play) -> tuple[Combo, bool]:
     elif seat != st.turn:
         if combo.is_bomb:
             if st.config.bomb_timing == "turn_only":
-                raise IllegalActionError("bombs are played only in your own turn (bomb_timing = turn_only)", "R-BOMB-7")
+                raise IllegalActionError(
+                    "bombs are played only in your own turn (bomb_timing = turn_only)", "R-BOMB-7"
+                )
             when = "before a lead" if st.top is None else "outside a bomb window"
             raise IllegalActionError(f"no bomb out of turn {when}", "R-BOMB-2")
         raise IllegalActionError(f"it is seat {st.turn}'s turn, not yours", "R-TRICK-3")
@@ -1065,15 +1211,17 @@ def _do_play(st: State, seat: int, play: Play, combo: Combo, out_of_turn: bool, 
 def _play_dog(st: State, seat: int, play: Play, events: list[Event]) -> None:
     """R-DOG-1..5 and R-V6-5: the lead passes; no trick, no window."""
     events.append(Played(seat, DOG, DOG_COMBO, 0, play.partner, False))
-    if st.players == 4:
+    n = st.players
+    active = st.active if st.hands[seat] else st.active & ~(1 << seat)
+    if n == 4:
         receiver = partners(st, seat)[0]
-        if not st.hands[receiver]:
-            receiver = next_active(st, receiver)
+        if not active >> receiver & 1:
+            receiver = _NEXT[n][receiver][active]  # R-DOG-3
     elif play.partner >= 0:
         receiver = play.partner
     else:
-        active = [p for p in partners(st, seat) if st.hands[p]]
-        receiver = active[0] if active else next_active(st, seat)
+        named = [p for p in partners(st, seat) if active >> p & 1]
+        receiver = named[0] if named else _NEXT[n][seat][active]  # R-V6-5 fallback
     pile_mode = st.config.dog_card_pile
     if pile_mode == "next_trick_winner":
         st.dog_aside = DOG
@@ -1090,6 +1238,7 @@ def _play_dog(st: State, seat: int, play: Play, events: list[Event]) -> None:
 def _went_out(st: State, seat: int, events: list[Event]) -> bool:
     """Record a seat going out (R-END-1); end the round if that ends it. True if it did."""
     st.out = st.out + (seat,)
+    st.active &= ~(1 << seat)
     events.append(WentOut(seat, len(st.out)))
     out = st.out
     if st.players == 4:
@@ -1169,9 +1318,8 @@ def _score_round(st: State, reason: str, events: list[Event]) -> None:
             piles[fifth] = 0
             card[1 - team_of(tail)] += mask_points(hands[tail] | piles[tail])
             piles[tail] = 0
-            if (
-                st.config.v6_triple_victory_mode == "bonus"
-                and team_of(out[0]) == team_of(out[1]) == team_of(out[2])
+            if st.config.v6_triple_victory_mode == "bonus" and team_of(out[0]) == team_of(out[1]) == team_of(
+                out[2]
             ):
                 bonus[team_of(out[0])] = 300
         for s in range(n):
@@ -1191,9 +1339,7 @@ def _score_round(st: State, reason: str, events: list[Event]) -> None:
     round_points = (card[0] + calls[0] + bonus[0], card[1] + calls[1] + bonus[1])
     st.scores = (st.scores[0] + round_points[0], st.scores[1] + round_points[1])
     st.history = st.history + (round_points,)
-    events.append(
-        RoundScored(st.round, tuple(card), tuple(calls), tuple(bonus), round_points, st.scores)
-    )
+    events.append(RoundScored(st.round, tuple(card), tuple(calls), tuple(bonus), round_points, st.scores))
     st.gift = NO_SEAT
     if _game_over(st):
         st.phase = Phase.GAME_OVER
@@ -1215,6 +1361,87 @@ def _game_over(st: State) -> bool:
     if max(a, b) < st.config.target_score:
         return False
     return a != b or st.config.tie_at_target == "draw"
+
+
+# ----------------------------------------------------------------------------- simulation
+
+
+def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, int]:
+    """Play on from `state` with a uniformly random legal answer to every decision.
+
+    For Monte Carlo bots and the engine benchmark. Every decision of to_act() is answered, bomb
+    windows included (each seat draws from 'decline' and its bombs), from the same legal sets
+    legal_decisions() lists, with every rule applied by the same code as apply(); only the
+    public objects are skipped, and a decision with one legal answer takes it without a draw.
+    Stops after `rounds` rounds end or at game over; returns the state and the number of
+    decisions made. `state` itself is not changed.
+    """
+    st = state.copy()
+    events: list[Event] = []
+    target = st.round + rounds
+    decisions = 0
+    random_ = rng.random
+    bombs_known_for: tuple[int, ...] = ()
+    holders = 0  # seat bits of the hands of bombs_known_for that hold a bomb
+    while st.round < target and st.phase is not Phase.GAME_OVER:
+        if st.phase is Phase.PLAY and st.gift < 0:
+            st._legal = None
+            window = st.window
+            if window:
+                decisions += len(window)
+                if st.hands is not bombs_known_for:
+                    bombs_known_for = st.hands
+                    holders = 0
+                    for seat, hand in enumerate(bombs_known_for):
+                        if has_bomb(hand):
+                            holders |= 1 << seat
+                if not holders & st.active:
+                    # 'decline' is every seat's only legal answer: the window closes (R-BOMB-9)
+                    st.window = ()
+                    if _trick_complete(st):
+                        _close_trick(st, events)
+                    events.clear()
+                    continue
+                declined = 0
+                bombs_found: list[tuple[int, Play]] = []
+                for seat in window:
+                    if holders >> seat & 1:
+                        options = _window_bombs(st, seat)
+                        pick = int(random_() * (len(options) + 1))
+                        if pick:
+                            cards, combo = options[pick - 1]
+                            bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
+                            continue
+                    declined |= 1 << seat
+                st.window_declined = declined
+                if bombs_found:
+                    st.window_bombs = tuple(bombs_found)
+                _resolve_window(st, events)
+            else:
+                seat = st.turn
+                prefix, entries = _turn_options(st, seat)
+                decisions += 1
+                count = len(prefix) + len(entries)
+                pick = int(random_() * count) if count > 1 else 0
+                if pick < len(prefix):
+                    _perform_pass(st, seat, events)
+                else:
+                    entry = entries[pick - len(prefix)]
+                    combo = entry[1]
+                    if len(entry) == 2:
+                        play = Play(entry[0], combo.phoenix)
+                    else:
+                        play = Play(entry[0], combo.phoenix, entry[2], entry[3])
+                    _do_play(st, seat, play, combo, False, events)
+        else:
+            seats = to_act(st)
+            seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
+            answers = _legal_decisions(st, seat)
+            decisions += 1
+            st = _dispatch(st, seat, answers[int(random_() * len(answers))], True, events)
+        events.clear()
+    st._legal = None
+    return st, decisions
 
 
 # ----------------------------------------------------------------------------- defaults
@@ -1244,7 +1471,16 @@ def play_order_key(play: Play) -> tuple[int, int, int, int, tuple[int, ...], int
     )
 
 
-_KIND_ORDER = {Pass: 0, Decline: 1, GrandTichu: 2, DeclineTichu: 3, CallTichu: 4, Exchange: 5, GiftDragon: 6, Play: 7}
+_KIND_ORDER = {
+    Pass: 0,
+    Decline: 1,
+    GrandTichu: 2,
+    DeclineTichu: 3,
+    CallTichu: 4,
+    Exchange: 5,
+    GiftDragon: 6,
+    Play: 7,
+}
 
 
 def action_sort_key(action: Action) -> tuple[object, ...]:
@@ -1277,23 +1513,24 @@ def default_action(state: State, seat: int) -> Action:
         return GiftDragon(_gift_recipients(state, seat)[0])
     if phase is Phase.PLAY and state.window and seat in to_act(state):
         return DECLINE
-    legal = legal_actions(state, seat)
+    legal = legal_decisions(state, seat)
     if PASS in legal:
         return PASS
-    candidates = [a for a in legal if isinstance(a, Play) and not a.wish and not a.tichu]
-    if not candidates:
-        candidates = [a for a in legal if isinstance(a, Play)]
+    candidates = [a for a in legal if isinstance(a, Play)]
     if not candidates:
         raise IllegalActionError(f"seat {seat} has no decision to make now")
     singles = [p for p in candidates if p.cards_mask.bit_count() == 1 and p.cards_mask != DOG]
-    if singles:
-        return min(singles, key=lambda p: p.cards_mask.bit_length())
-    best = min(candidates, key=play_order_key)
-    # A Phoenix takes its highest reading; a Dog in §16 names the first active partner after p.
-    same = [p for p in candidates if p.cards_mask == best.cards_mask]
-    if best.cards_mask == DOG:
+    # R-DEF-2 orders single cards by card (the Phoenix above the Ace); R-DEF-3 orders the rest.
+    first = min(p.cards_mask for p in singles) if singles else min(candidates, key=play_order_key).cards_mask
+    same = [p for p in candidates if p.cards_mask == first]
+    if first & MJ:
+        # The Mah Jong names no wish, or 2 when a wish is mandatory (R-DEF-1).
+        return min(same, key=lambda p: (p.wish, -(p._combo.key if p._combo else 0)))
+    if first == DOG:
+        # In §16 the Dog names the first active partner in turn order after p.
         named = [p for p in same if p.partner >= 0]
-        return min(named, key=lambda p: (p.partner - seat) % n) if named else best
+        return min(named, key=lambda p: (p.partner - seat) % n) if named else same[0]
+    # A Phoenix takes its highest reading.
     return max(same, key=lambda p: (p._combo.key if p._combo else 0, p.phoenix))
 
 
@@ -1304,9 +1541,9 @@ def outcome(state: State) -> int | None:
 
 __all__ = [
     "action_sort_key",
+    "answer_window",
     "apply",
     "apply_all",
-    "answer_window",
     "can_call_tichu",
     "default_action",
     "exchange_recipients",
@@ -1318,5 +1555,6 @@ __all__ = [
     "opponents",
     "outcome",
     "partners",
+    "playout",
     "to_act",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.rules.actions import Action, action_to_json
+from referee.rules.actions import Action
 from referee.rules.cards import CARD_NAMES, Card, cards_of, format_cards, rank_name
 from referee.rules.combos import Combo
 from referee.rules.config import RulesConfig
@@ -98,7 +98,11 @@ class Observation:
             "won_cards": [" ".join(CARD_NAMES[c] for c in pile) for pile in self.won_cards],
             "out": list(self.out),
             "trick": [
-                {"seat": p.seat, "cards": " ".join(CARD_NAMES[c] for c in p.cards), "combo": p.combo.to_json()}
+                {
+                    "seat": p.seat,
+                    "cards": " ".join(CARD_NAMES[c] for c in p.cards),
+                    "combo": p.combo.to_json(),
+                }
                 for p in self.trick
             ],
             "turn": self.turn,

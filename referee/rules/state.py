@@ -7,10 +7,11 @@ to write a position by hand: every other field has a default.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-from referee.rules.actions import Play, parse_action
+from referee.rules.actions import Action, Play, parse_action
 from referee.rules.cards import (
     CARD_NAMES,
     FULL_DECK,
@@ -51,38 +52,40 @@ class State:
     """
 
     __slots__ = (
-        "config",
-        "seed",
-        "round",
-        "dealer",
-        "scores",
-        "history",
-        "winner",
-        "phase",
-        "hands",
-        "unseen",
+        "_leads",
+        "_legal",
+        "active",
         "calls",
-        "gt",
-        "tichu_step",
-        "exchange",
-        "received",
-        "played",
-        "piles",
-        "out",
-        "trick",
-        "table",
-        "top",
-        "top_seat",
-        "passed",
-        "turn",
-        "window",
-        "window_declined",
-        "window_bombs",
-        "wish",
-        "gift",
+        "config",
+        "dealer",
         "dog_aside",
         "dog_owner",
-        "_legal",
+        "exchange",
+        "gift",
+        "gt",
+        "hands",
+        "history",
+        "out",
+        "passed",
+        "phase",
+        "piles",
+        "played",
+        "received",
+        "round",
+        "scores",
+        "seed",
+        "table",
+        "tichu_step",
+        "top",
+        "top_seat",
+        "trick",
+        "turn",
+        "unseen",
+        "window",
+        "window_bombs",
+        "window_declined",
+        "winner",
+        "wish",
     )
 
     config: RulesConfig
@@ -116,6 +119,10 @@ class State:
     gift: int  # the seat that must give the Dragon trick, -1 if none
     dog_aside: int  # the Dog lying aside with dog_card_pile = next_trick_winner
     dog_owner: int
+    active: int  # seat bits of the seats that still hold cards (derived from hands)
+    # Private memos, never part of the value: legal answers per seat, and each seat's leads.
+    _legal: dict[int, Sequence[Action]] | None
+    _leads: tuple[tuple[int, list[Any]] | None, ...] | None
 
     def copy(self) -> State:
         """A shallow copy for the engine to build the next state in."""
@@ -151,7 +158,9 @@ class State:
         new.gift = self.gift
         new.dog_aside = self.dog_aside
         new.dog_owner = self.dog_owner
+        new.active = self.active
         new._legal = None
+        new._leads = self._leads
         return new
 
     @property
@@ -165,7 +174,7 @@ class State:
         return self.phase is Phase.GAME_OVER
 
     def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in State.__slots__ if name != "_legal")
+        return tuple(getattr(self, name) for name in State.__slots__ if name[0] != "_")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, State) and self._fields() == other._fields()
@@ -212,7 +221,11 @@ def state_to_json(state: State) -> dict[str, Any]:
         "piles": _cards_json(state.piles),
         "out": list(state.out),
         "trick": [
-            {"seat": seat, "cards": format_cards(cards), "phoenix": rank_name(combo.phoenix) if combo.phoenix else None}
+            {
+                "seat": seat,
+                "cards": format_cards(cards),
+                "phoenix": rank_name(combo.phoenix) if combo.phoenix else None,
+            }
             for seat, cards, combo in state.trick
         ],
         "passed": [s for s in range(n) if state.passed >> s & 1],
@@ -250,9 +263,8 @@ def _per_seat(data: dict[str, Any], key: str, n: int, default: Any) -> list[Any]
 def _mask_list(data: dict[str, Any], key: str, n: int) -> tuple[int, ...]:
     items = _per_seat(data, key, n, "")
     out = []
-    for item in items:
-        if isinstance(item, list):
-            item = " ".join(str(c) for c in item)
+    for raw in items:
+        item = " ".join(str(c) for c in raw) if isinstance(raw, list) else raw
         if not isinstance(item, str):
             raise InvalidActionError(f"'{key}' entries are cards as a string, e.g. \"7s 7j PHX\"")
         out.append(parse_mask(item))
@@ -271,10 +283,12 @@ def _tri(value: Any, key: str) -> int:
 
 def _gift_map(value: Any, key: str, n: int) -> tuple[tuple[int, int], ...]:
     if not isinstance(value, dict):
-        raise InvalidActionError(f"'{key}' entries map a seat to a card, e.g. {{\"1\": \"7s\"}}")
+        raise InvalidActionError(f'\'{key}\' entries map a seat to a card, e.g. {{"1": "7s"}}')
     return tuple(
-        sorted((_seat_value(int(seat) if str(seat).isdigit() else seat, n, key, False), int(parse_card(card)))
-               for seat, card in value.items())
+        sorted(
+            (_seat_value(int(seat) if str(seat).isdigit() else seat, n, key, False), int(parse_card(card)))
+            for seat, card in value.items()
+        )
     )
 
 
@@ -291,6 +305,7 @@ def state_from_json(data: dict[str, Any]) -> State:
         n = config.players
     st = State.__new__(State)
     st._legal = None
+    st._leads = None
     st.config = config
     seed = data.get("seed", 0)
     if not isinstance(seed, (int, str)) or isinstance(seed, bool):
@@ -370,7 +385,9 @@ def state_from_json(data: dict[str, Any]) -> State:
             if not isinstance(play, Play):
                 raise InvalidActionError("window bombs are plays")
             bombs.append((_seat_value(int(seat), n, "window bomb seat", False), play))
-        st.window_bombs = tuple(sorted(bombs, key=lambda b: st.window.index(b[0]) if b[0] in st.window else 0))
+        st.window_bombs = tuple(
+            sorted(bombs, key=lambda b: st.window.index(b[0]) if b[0] in st.window else 0)
+        )
     st.wish = parse_rank(data["wish"]) if data.get("wish") else 0
     st.gift = _seat_value(data.get("gift"), n, "gift")
     dog = data.get("dog_aside")
@@ -385,6 +402,7 @@ def state_from_json(data: dict[str, Any]) -> State:
                     st.played |= 1 << s
     else:
         st.played = sum(1 << s for s, v in enumerate(_per_seat(data, "played", n, False)) if v)
+    st.active = sum(1 << s for s in range(n) if st.hands[s])
     _check_cards(st)
     return st
 
