@@ -6,6 +6,7 @@ A reading of a set of cards is a Combo. Every key is kept in half-ranks so that 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from itertools import product, repeat
 from typing import NamedTuple
@@ -259,10 +260,8 @@ def _stairs(nibs: list[int], phx: bool, length: int | None, min_top: int, out: l
     pairs = [_PAIRS_OF[r][nibs[r]] if r >= 2 else _NONE for r in range(15)]
     wilds = [_CARDS_PHX_OF[r][nibs[r]] if r >= 2 else _NONE for r in range(15)] if phx else []
     for low in range(2, 14):
-        plain: list[int] | tuple[int, ...] = pairs[low]
-        wild: list[tuple[int, list[int] | tuple[int, ...]]] = (
-            [(low, wilds[low])] if phx and wilds[low] else []
-        )
+        plain: Sequence[int] = pairs[low]
+        wild: Sequence[tuple[int, Sequence[int]]] = [(low, wilds[low])] if phx and wilds[low] else []
         if not plain and not wild:
             continue
         for high in range(low + 1, 15):
@@ -270,7 +269,9 @@ def _stairs(nibs: list[int], phx: bool, length: int | None, min_top: int, out: l
             if length is not None and count > length:
                 break
             nxt = pairs[high]
-            grown = [(r, [m + c for m in masks for c in nxt]) for r, masks in wild] if nxt else []
+            grown: list[tuple[int, Sequence[int]]] = (
+                [(r, [m + c for m in masks for c in nxt]) for r, masks in wild] if nxt else []
+            )
             if phx and plain and wilds[high]:
                 grown.append((high, [m + c for m in plain for c in wilds[high]]))
             plain = [m + c for m in plain for c in nxt] if nxt else []
