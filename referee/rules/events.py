@@ -53,7 +53,8 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
-def _combo_from_json(data: dict[str, Any]) -> Combo:
+def combo_from_json(data: dict[str, Any]) -> Combo:
+    """A Combo from its JSON form (Combo.to_json())."""
     label = data["bomb"] if data["kind"] == "bomb" else data["kind"]
     kind = KIND_BY_LABEL[label]
     phoenix = parse_rank(data["phoenix"]) if data.get("phoenix") else 0
@@ -289,7 +290,7 @@ def event_from_json(data: dict[str, Any]) -> Event:
         if field.name in ("cards", "rest"):
             value = parse_mask(value)
         elif field.name == "combo":
-            value = _combo_from_json(value)
+            value = combo_from_json(value)
         elif field.name in ("wish", "rank"):
             value = parse_rank(value) if value else 0
         elif field.name in ("gifts", "received"):

@@ -457,10 +457,20 @@ class LegalPlays(Sequence[Action]):
         yield from self._prefix
         made = self._made
         if None in made:
-            make = self._make
-            for i, entry in enumerate(self._entries):
-                if made[i] is None:
-                    made[i] = make(entry)
+            if not any(made):
+                # Build every play in one pass (the common case: a bot reads the whole list).
+                st, seat = self._state, self._seat
+                made[:] = [
+                    Play(e[0], e[1].phoenix, 0, -1, False, e[1], st, seat)
+                    if len(e) == 2
+                    else Play(e[0], e[1].phoenix, e[2], e[3], False, e[1], st, seat)
+                    for e in self._entries
+                ]
+            else:
+                make = self._make
+                for i, entry in enumerate(self._entries):
+                    if made[i] is None:
+                        made[i] = make(entry)
         yield from made  # type: ignore[misc]
         yield from self._suffix
 

@@ -11,11 +11,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.rules.actions import Action
-from referee.rules.cards import CARD_NAMES, Card, cards_of, format_cards, rank_name
+from referee.rules.actions import Action, parse_action
+from referee.rules.cards import (
+    CARD_NAMES,
+    Card,
+    cards_of,
+    mask_of,
+    parse_card,
+    parse_cards,
+    parse_rank,
+    rank_name,
+)
 from referee.rules.combos import Combo
 from referee.rules.config import RulesConfig
-from referee.rules.game import can_call_tichu, legal_actions, legal_decisions, to_act
+from referee.rules.events import combo_from_json
+from referee.rules.game import ExchangeChoices, can_call_tichu, legal_actions, legal_decisions, to_act
 from referee.rules.state import CALL_NAMES, Phase, State, team_of
 
 
@@ -77,14 +87,16 @@ class Observation:
         return self.turn == self.seat and self.top is None and not self.window_open
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form (the legal actions as canonical strings)."""
+        """The JSON form; observation_from_json(obs.to_json()) == obs."""
         return {
             "seat": self.seat,
             "team": self.team,
+            "config": self.config.to_json(),
             "phase": self.phase.value,
             "round": self.round,
             "dealer": self.dealer,
             "scores": list(self.scores),
+            "history": [list(h) for h in self.history],
             "hand": " ".join(CARD_NAMES[c] for c in self.hand),
             "hand_sizes": list(self.hand_sizes),
             "calls": list(self.calls),
@@ -105,16 +117,82 @@ class Observation:
                 }
                 for p in self.trick
             ],
+            "top": None if self.top is None else self.top.to_json(),
+            "top_seat": self.top_seat,
             "turn": self.turn,
             "passed": list(self.passed),
             "window_open": self.window_open,
+            "window_order": list(self.window_order),
             "must_answer_window": self.must_answer_window,
             "wish": rank_name(self.wish) if self.wish else None,
             "gift_pending": self.gift_pending,
             "to_act": list(self.to_act),
-            "legal_actions": [str(a) for a in self.legal_actions],
+            "legal_actions": _actions_json(self.legal_actions),
+            "legal_decisions": _actions_json(self.legal_decisions),
+            "can_call_tichu": self.can_call_tichu,
             "winner": self.winner,
         }
+
+
+def _actions_json(actions: Sequence[Action]) -> list[str] | dict[str, Any]:
+    # The 2,184 possible exchanges are described, not listed.
+    if isinstance(actions, ExchangeChoices):
+        return {"exchange_to": list(actions._recipients), "also": [str(a) for a in actions._extra]}
+    return [str(a) for a in actions]
+
+
+def _actions_from_json(data: Any, hand: tuple[Card, ...]) -> Sequence[Action]:
+    if isinstance(data, dict):
+        also = tuple(parse_action(a) for a in data.get("also", []))
+        return ExchangeChoices(mask_of(hand), tuple(data["exchange_to"]), also)
+    return tuple(parse_action(a) for a in data)
+
+
+def _gifts(data: dict[str, str]) -> tuple[tuple[int, Card], ...]:
+    return tuple(sorted((int(s), parse_card(c)) for s, c in data.items()))
+
+
+def observation_from_json(data: dict[str, Any]) -> Observation:
+    """Rebuild an Observation from its JSON form (what a remote bot receives)."""
+    hand = parse_cards(data["hand"])
+    top = data.get("top")
+    return Observation(
+        seat=data["seat"],
+        team=data["team"],
+        config=RulesConfig.from_json(data["config"]),
+        phase=Phase(data["phase"]),
+        round=data["round"],
+        dealer=data["dealer"],
+        scores=(data["scores"][0], data["scores"][1]),
+        history=tuple((a, b) for a, b in data["history"]),
+        hand=hand,
+        hand_sizes=tuple(data["hand_sizes"]),
+        calls=tuple(data["calls"]),
+        my_grand_tichu=data["my_grand_tichu"],
+        my_tichu_step=data["my_tichu_step"],
+        exchange_given=None if data["exchange_given"] is None else _gifts(data["exchange_given"]),
+        exchange_received=_gifts(data["exchange_received"]),
+        played=tuple(data["played"]),
+        won_cards=tuple(parse_cards(p) for p in data["won_cards"]),
+        out=tuple(data["out"]),
+        trick=tuple(
+            TrickPlay(p["seat"], parse_cards(p["cards"]), combo_from_json(p["combo"])) for p in data["trick"]
+        ),
+        top=None if top is None else combo_from_json(top),
+        top_seat=data["top_seat"],
+        passed=tuple(data["passed"]),
+        turn=data["turn"],
+        window_open=data["window_open"],
+        window_order=tuple(data["window_order"]),
+        must_answer_window=data["must_answer_window"],
+        wish=parse_rank(data["wish"]) if data["wish"] else 0,
+        gift_pending=data["gift_pending"],
+        to_act=tuple(data["to_act"]),
+        legal_actions=_actions_from_json(data["legal_actions"], hand),
+        legal_decisions=_actions_from_json(data["legal_decisions"], hand),
+        can_call_tichu=data["can_call_tichu"],
+        winner=data["winner"],
+    )
 
 
 def observe(state: State, seat: int) -> Observation:
@@ -157,8 +235,3 @@ def observe(state: State, seat: int) -> Observation:
         can_call_tichu=can_call_tichu(state, seat),
         winner=state.winner if state.phase is Phase.GAME_OVER else None,
     )
-
-
-def describe_cards(cards: int) -> str:
-    """Cards in notation (for views built on observations)."""
-    return format_cards(cards)
