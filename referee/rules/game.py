@@ -1391,43 +1391,14 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
     target = st.round + rounds
     decisions = 0
     random_ = rng.random
+    play_phase = Phase.PLAY
     bombs_known_for: tuple[int, ...] = ()
     holders = 0  # seat bits of the hands of bombs_known_for that hold a bomb
-    while st.round < target and st.phase is not Phase.GAME_OVER:
-        if st.phase is Phase.PLAY and st.gift < 0:
-            st._legal = None
-            window = st.window
-            if window:
-                decisions += len(window)
-                if st.hands is not bombs_known_for:
-                    bombs_known_for = st.hands
-                    holders = 0
-                    for seat, hand in enumerate(bombs_known_for):
-                        if has_bomb(hand):
-                            holders |= 1 << seat
-                if not holders & st.active:
-                    # 'decline' is every seat's only legal answer: the window closes (R-BOMB-9)
-                    st.window = ()
-                    if _trick_complete(st):
-                        _close_trick(st, events)
-                    events.clear()
-                    continue
-                declined = 0
-                bombs_found: list[tuple[int, Play]] = []
-                for seat in window:
-                    if holders >> seat & 1:
-                        options = _window_bombs(st, seat)
-                        pick = int(random_() * (len(options) + 1))
-                        if pick:
-                            cards, combo = options[pick - 1]
-                            bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
-                            continue
-                    declined |= 1 << seat
-                st.window_declined = declined
-                if bombs_found:
-                    st.window_bombs = tuple(bombs_found)
-                _resolve_window(st, events)
-            else:
+    bomb_held: dict[int, bool] = {}
+    while True:
+        phase = st.phase
+        if phase is play_phase and st.gift < 0:
+            if not st.window:
                 seat = st.turn
                 prefix, entries = _turn_options(st, seat)
                 decisions += 1
@@ -1443,12 +1414,50 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                     else:
                         play = Play(entry[0], combo.phoenix, entry[2], entry[3])
                     _do_play(st, seat, play, combo, False, events)
-        else:
-            seats = to_act(st)
-            seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
-            answers = _legal_decisions(st, seat)
-            decisions += 1
-            st = _dispatch(st, seat, answers[int(random_() * len(answers))], True, events)
+                if len(events) > 256:
+                    events.clear()
+            window = st.window
+            if not window or st.phase is not play_phase:
+                continue
+            decisions += len(window)
+            if st.hands is not bombs_known_for:
+                bombs_known_for = st.hands
+                holders = 0
+                for seat, hand in enumerate(bombs_known_for):
+                    held = bomb_held.get(hand)
+                    if held is None:
+                        held = bomb_held[hand] = has_bomb(hand)
+                    if held:
+                        holders |= 1 << seat
+            if not holders & st.active:
+                # 'decline' is every seat's only legal answer: the window closes (R-BOMB-9)
+                st.window = ()
+                if _trick_complete(st):
+                    _close_trick(st, events)
+                continue
+            declined = 0
+            bombs_found: list[tuple[int, Play]] = []
+            for seat in window:
+                if holders >> seat & 1:
+                    options = _window_bombs(st, seat)
+                    pick = int(random_() * (len(options) + 1))
+                    if pick:
+                        cards, combo = options[pick - 1]
+                        bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
+                        continue
+                declined |= 1 << seat
+            st.window_declined = declined
+            if bombs_found:
+                st.window_bombs = tuple(bombs_found)
+            _resolve_window(st, events)
+            continue
+        if st.round >= target or phase is Phase.GAME_OVER:
+            break
+        seats = to_act(st)
+        seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
+        decisions += 1
+        answers = _legal_decisions(st, seat)
+        st = _dispatch(st, seat, answers[int(random_() * len(answers))], True, events)
         events.clear()
     st._legal = None
     return st, decisions
