@@ -28,6 +28,7 @@ from referee.rules import (
     observe,
     to_act,
 )
+from referee.rules.cards import rank_name
 from referee.rules.events import (
     CallDeclined,
     Called,
@@ -157,7 +158,7 @@ class Printer:
         if event.cards.bit_count() == 1 and event.combo.phoenix == 0 and event.combo.key % 2:
             text += f" ({event.combo.rank})"  # a Phoenix single's value, e.g. 8.5
         if event.wish:
-            text += f" wish={event.to_json()['wish']}"
+            text += f" wish={rank_name(event.wish)}"
         self.trick.append(text)
 
     def _round_ended(self, event: RoundEnded) -> None:
@@ -207,8 +208,8 @@ def play_game(seed: int | str, out: TextIO, config: RulesConfig = OFFICIAL) -> S
             return state
         if state.round >= MAX_ROUNDS or actions > MAX_ACTIONS_PER_ROUND * (state.round + 1):
             return None
-        # Several seats may owe a decision at once (Grand Tichu, exchange, bomb window); asking
-        # the first is as good as any order, since the engine resolves them the same way.
+        # Several seats may owe a decision at once (Grand Tichu, exchange, bomb window); to_act
+        # lists a window's seats in window order, so taking the first asks them seat by seat.
         seat = to_act(state)[0]
         state, events = apply(state, seat, players[seat].decide(observe(state, seat)))
         actions += 1

@@ -53,6 +53,8 @@ class RulesConfig:
     v6_dog_fallback: str = "next_active_after_dog_player"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.players, int) or isinstance(self.players, bool):
+            raise InvalidActionError(f"players must be 4 or 6, not {self.players!r}", "R-SEAT-1")
         if self.players == 3:
             raise InvalidActionError("the 3-player variant (§17) is not supported yet", "R-V3-1")
         if self.players not in (4, 6):
@@ -62,10 +64,14 @@ class RulesConfig:
                 raise InvalidActionError(
                     f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}"
                 )
-        for name in ("target_score", "double_victory_points"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise InvalidActionError(f"{name} must be an integer, not {value!r}")
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type in ("bool", bool) and not isinstance(value, bool):
+                raise InvalidActionError(f"{field.name} must be true or false, not {value!r}")
+            if field.type in ("int", int) and (not isinstance(value, int) or isinstance(value, bool)):
+                raise InvalidActionError(f"{field.name} must be an integer, not {value!r}")
+            if field.type in ("str", str) and not isinstance(value, str):
+                raise InvalidActionError(f"{field.name} must be a string, not {value!r}")
         if self.match_mode != "to_target":
             rounds = self.fixed_rounds
             if rounds is None or rounds < 1:

@@ -48,6 +48,8 @@ def _encode(name: str, value: Any) -> Any:
         return rank_name(value) if value else None
     if name in ("gifts", "received"):
         return [[seat, CARD_NAMES[card]] for seat, card in value]
+    if name == "partner":
+        return None if value < 0 else value
     if isinstance(value, tuple):
         return list(value)
     return value
@@ -295,6 +297,8 @@ def event_from_json(data: dict[str, Any]) -> Event:
             value = parse_rank(value) if value else 0
         elif field.name in ("gifts", "received"):
             value = tuple((int(seat), int(parse_card(card))) for seat, card in value)
+        elif field.name == "partner":
+            value = -1 if value is None else value
         elif isinstance(value, list):
             value = tuple(value)
         kwargs[field.name] = value

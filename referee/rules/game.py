@@ -1518,6 +1518,8 @@ def action_sort_key(action: Action) -> tuple[object, ...]:
 
 def default_action(state: State, seat: int) -> Action:
     """R-DEF-1: the action the referee takes for a seat that does not answer in time."""
+    if seat not in to_act(state):
+        raise IllegalActionError(f"seat {seat} owes no decision now", "R-DEF-1")
     phase = state.phase
     n = state.players
     if phase is Phase.GRAND_TICHU:

@@ -21,7 +21,7 @@ from referee.rules.cards import (
     parse_rank,
     rank_name,
 )
-from referee.rules.combos import Combo, classify
+from referee.rules.combos import Combo, beats, classify
 from referee.rules.config import RulesConfig
 from referee.rules.errors import InvalidActionError
 
@@ -282,7 +282,7 @@ def _tri(value: Any, key: str) -> int:
 
 
 def _gift_map(value: Any, key: str, n: int) -> tuple[tuple[int, int], ...]:
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not all(isinstance(c, str) for c in value.values()):
         raise InvalidActionError(f'\'{key}\' entries map a seat to a card, e.g. {{"1": "7s"}}')
     return tuple(
         sorted(
@@ -293,7 +293,31 @@ def _gift_map(value: Any, key: str, n: int) -> tuple[tuple[int, int], ...]:
 
 
 def state_from_json(data: dict[str, Any]) -> State:
-    """Rebuild a state from its JSON form; missing fields take the defaults the README lists."""
+    """Rebuild a state from its JSON form; missing fields take the defaults the README lists.
+
+    Anything malformed raises InvalidActionError naming the problem; nothing else escapes.
+    """
+    try:
+        return _state_from_json(data)
+    except InvalidActionError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+        raise InvalidActionError(f"malformed state: {type(error).__name__}: {error}") from None
+
+
+def _int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidActionError(f"'{what}' must be an integer, not {value!r}")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidActionError(f"'{what}' must be a list, not {value!r}")
+    return value
+
+
+def _state_from_json(data: dict[str, Any]) -> State:
     if not isinstance(data, dict):
         raise InvalidActionError("a state is a JSON object")
     if data.get("format", STATE_FORMAT) != STATE_FORMAT:
@@ -311,13 +335,18 @@ def state_from_json(data: dict[str, Any]) -> State:
     if not isinstance(seed, (int, str)) or isinstance(seed, bool):
         raise InvalidActionError("'seed' must be an integer or a string")
     st.seed = seed
-    st.round = int(data.get("round", 0))
+    st.round = _int(data.get("round", 0), "round")
     st.dealer = _seat_value(data.get("dealer", 0), n, "dealer", False)
     scores = data.get("scores", [0, 0])
-    if not isinstance(scores, list) or len(scores) != 2 or not all(isinstance(x, int) for x in scores):
+    if not isinstance(scores, list) or len(scores) != 2:
         raise InvalidActionError("'scores' must be [team A, team B] integers")
-    st.scores = (scores[0], scores[1])
-    st.history = tuple((int(a), int(b)) for a, b in data.get("history", []))
+    st.scores = (_int(scores[0], "scores"), _int(scores[1], "scores"))
+    history = []
+    for item in _list(data.get("history", []), "history"):
+        if not isinstance(item, list) or len(item) != 2:
+            raise InvalidActionError("'history' entries are [team A, team B] round scores")
+        history.append((_int(item[0], "history"), _int(item[1], "history")))
+    st.history = tuple(history)
     winner = data.get("winner")
     if winner not in (None, 0, 1):
         raise InvalidActionError("'winner' must be null, 0 (team A) or 1 (team B)")
@@ -343,17 +372,17 @@ def state_from_json(data: dict[str, Any]) -> State:
     )
     st.received = tuple(_gift_map(v, "received", n) for v in _per_seat(data, "received", n, {}))
     st.piles = _mask_list(data, "piles", n)
-    out = data.get("out", [])
+    out = _list(data.get("out", []), "out")
     st.out = tuple(_seat_value(s, n, "out", False) for s in out)
     if len(set(st.out)) != len(st.out):
         raise InvalidActionError("'out' names a seat twice")
     trick: list[TrickEntry] = []
     top: Combo | None = None
-    for entry in data.get("trick", []):
-        if not isinstance(entry, dict):
+    for entry in _list(data.get("trick", []), "trick"):
+        if not isinstance(entry, dict) or not isinstance(entry.get("cards"), str):
             raise InvalidActionError('\'trick\' entries are {"seat": N, "cards": "...", "phoenix": null}')
         seat = _seat_value(entry.get("seat"), n, "trick seat", False)
-        cards = parse_mask(str(entry.get("cards", "")))
+        cards = parse_mask(entry["cards"])
         readings = classify(cards, top)
         if entry.get("phoenix"):
             wanted = parse_rank(entry["phoenix"])
@@ -368,7 +397,7 @@ def state_from_json(data: dict[str, Any]) -> State:
         st.table |= cards
     st.top = trick[-1][2] if trick else None
     st.top_seat = trick[-1][0] if trick else NO_SEAT
-    passed = data.get("passed", [])
+    passed = _list(data.get("passed", []), "passed")
     st.passed = 0
     for s in passed:
         st.passed |= 1 << _seat_value(s, n, "passed", False)
@@ -376,15 +405,29 @@ def state_from_json(data: dict[str, Any]) -> State:
     window = data.get("window")
     st.window, st.window_declined, st.window_bombs = (), 0, ()
     if window:
-        st.window = tuple(_seat_value(s, n, "window order", False) for s in window.get("order", []))
-        for s in window.get("declined", []):
+        if not isinstance(window, dict):
+            raise InvalidActionError(
+                '\'window\' is null or {"order": [...], "declined": [...], "bombs": {...}}'
+            )
+        st.window = tuple(
+            _seat_value(s, n, "window order", False) for s in _list(window.get("order", []), "order")
+        )
+        for s in _list(window.get("declined", []), "declined"):
             st.window_declined |= 1 << _seat_value(s, n, "window declined", False)
         bombs = []
-        for seat, text in dict(window.get("bombs", {})).items():
+        pending = window.get("bombs", {})
+        if not isinstance(pending, dict):
+            raise InvalidActionError("window 'bombs' maps a seat to the bomb it submitted")
+        for seat_text, text in pending.items():
+            if not str(seat_text).isdigit():
+                raise InvalidActionError(f"window bomb seat {seat_text!r} is not a seat number")
             play = parse_action(str(text))
-            if not isinstance(play, Play):
-                raise InvalidActionError("window bombs are plays")
-            bombs.append((_seat_value(int(seat), n, "window bomb seat", False), play))
+            readings = classify(play.cards_mask, st.top) if isinstance(play, Play) else ()
+            bomb = next((r for r in readings if r.is_bomb), None)
+            if not isinstance(play, Play) or bomb is None or st.top is None or not beats(bomb, st.top):
+                raise InvalidActionError(f"window bomb {text!r} is not a bomb that beats the top")
+            play._combo = bomb
+            bombs.append((_seat_value(int(seat_text), n, "window bomb seat", False), play))
         st.window_bombs = tuple(
             sorted(bombs, key=lambda b: st.window.index(b[0]) if b[0] in st.window else 0)
         )

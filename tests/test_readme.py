@@ -1,0 +1,86 @@
+"""The README's examples are real: its Python sessions, conformance exchanges and demo excerpt."""
+
+from __future__ import annotations
+
+import doctest
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.conformance import OPS, answer
+from referee.demo import DEFAULT_SEED, run_demo
+from referee.rules import OFFICIAL, new_game, state_to_json
+from referee.rules.events import EVENT_TYPES
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+EXCHANGE = re.compile(r"^\$ echo '(.*)' \| tichu rules\n(.*)$", re.MULTILINE)
+
+
+def blocks(language: str) -> list[tuple[int, str]]:
+    """The README's fenced blocks in a language: (line number of the first line, text)."""
+    text = README.read_text(encoding="utf-8")
+    found = []
+    for match in BLOCK.finditer(text):
+        if match[1] == language:
+            found.append((text.count("\n", 0, match.start(2)), match[2]))
+    return found
+
+
+def test_the_python_examples_run_as_shown() -> None:
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner()
+    globs: dict[str, Any] = {}  # one namespace: later examples use names from earlier ones
+    examples = 0
+    for lineno, text in blocks("python"):
+        test = parser.get_doctest(text, globs, f"README.md:{lineno + 1}", str(README), lineno)
+        examples += len(test.examples)
+        runner.run(test, clear_globs=False)
+        globs = test.globs  # DocTest works on a copy
+    assert examples >= 20
+    assert runner.failures == 0, "a README example differs from the real output (see above)"
+
+
+def exchanges() -> list[tuple[str, str]]:
+    """Every `$ echo '<request>' | tichu rules` in the README with the answer shown under it."""
+    return [pair for _, text in blocks("console") for pair in EXCHANGE.findall(text)]
+
+
+def test_the_readme_shows_every_op() -> None:
+    shown = {json.loads(request).get("op") for request, _ in exchanges() if request.startswith("{")}
+    assert set(OPS) <= shown
+
+
+@pytest.mark.parametrize(("request_", "expected"), exchanges())
+def test_each_conformance_answer_is_real(request_: str, expected: str) -> None:
+    assert json.dumps(answer(request_)) == expected
+
+
+def test_the_demo_excerpt_is_how_the_demo_begins() -> None:
+    (excerpt,) = [text for _, text in blocks("text") if text.startswith("Tichu demo:")]
+    out = io.StringIO()
+    assert run_demo(DEFAULT_SEED, out) == 0
+    assert out.getvalue().startswith(excerpt)
+
+
+def documented(section: str) -> set[str]:
+    """The names in backticks at the start of the table rows of one README section."""
+    text = README.read_text(encoding="utf-8")
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([a-z_0-9]+)` \|", body, re.MULTILINE))
+
+
+def test_every_state_field_is_documented() -> None:
+    assert documented("State JSON (`tichu-state/1`)") == set(state_to_json(new_game()[0]))
+
+
+def test_every_event_type_is_documented() -> None:
+    assert documented("Event JSON") == set(EVENT_TYPES)
+
+
+def test_every_rules_flag_is_documented() -> None:
+    assert documented("Rules configuration") == set(OFFICIAL.to_json())
