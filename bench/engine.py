@@ -3,12 +3,14 @@
 Run `make bench`, or `python bench/engine.py [--hands N] [--enumerations N] [--repeats R]`.
 Figures are for one core (one process, one thread). The machine is shared and noisy, so each
 figure is the best of R repeats (the run least disturbed by other work, as timeit reports),
-with the median beside it; compare figures measured side by side in one run.
+with the median beside it; compare figures measured side by side in one run. As timeit does,
+the garbage collector is paused while a repeat is timed (--with-gc keeps it running).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import sys
@@ -106,9 +108,29 @@ def enumerate_positions(states: list[State], build: bool) -> tuple[float, int]:
     return time.perf_counter() - start, total
 
 
+PAUSE_GC = True
+
+
+def timed(run: Callable[[], float]) -> float:
+    """One timed repeat, with the garbage collector paused unless --with-gc."""
+    gc.collect()
+    if PAUSE_GC:
+        gc.disable()
+    try:
+        return run()
+    finally:
+        gc.enable()
+
+
+def _enumerate_once(states: list[State], build: bool, result: list[int]) -> float:
+    seconds, total = enumerate_positions(states, build)
+    result.append(total)
+    return seconds
+
+
 def measure(repeats: int, run: Callable[[], float]) -> tuple[float, float]:
     """(best, median) seconds over `repeats` runs."""
-    times = [run() for _ in range(repeats)]
+    times = [timed(run) for _ in range(repeats)]
     return min(times), statistics.median(times)
 
 
@@ -119,10 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--enumerations", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--with-gc", action="store_true", help="keep the garbage collector running")
     args = parser.parse_args(argv)
+    global PAUSE_GC  # noqa: PLW0603 (one switch for the whole run)
+    PAUSE_GC = not args.with_gc
     command = (
         f"python bench/engine.py --hands {args.hands} --enumerations {args.enumerations} "
-        f"--repeats {args.repeats} --seed {args.seed}"
+        f"--repeats {args.repeats} --seed {args.seed}" + (" --with-gc" if args.with_gc else "")
     )
     print(f"Python {sys.version.split()[0]}, one core; reproduce: {command}")
 
@@ -141,15 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     for build in (False, True):
         times = []
         for _ in range(args.repeats):
-            seconds, total = enumerate_positions(states, build)
-            times.append(seconds)
-            totals.append(total)
+            result: list[int] = []
+            times.append(timed(lambda: _enumerate_once(states, build, result)))
+            totals.append(result[0])
         what = "every Play object built" if build else "legal_actions() listed"
         rate, mid = len(states) / min(times), len(states) / statistics.median(times)
         print(f"lead enumerations/s, {what + ':':24} {rate:8.0f}   (median {mid:.0f})")
     print(f"  ({totals[-1] / len(states):.1f} legal actions per random 14-card lead on average)")
     worst = [worst_case_position()] * 200
-    seconds, total = enumerate_positions(worst, True)
+    found: list[int] = []
+    seconds = timed(lambda: _enumerate_once(worst, True, found))
+    total = found[0]
     print(f"worst case enumerations/s ({WORST_CASE}): {200 / seconds:.0f}  ({total // 200} legal actions)")
     return 0
 
