@@ -10,6 +10,7 @@ the garbage collector is paused while a repeat is timed (--with-gc keeps it runn
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import random
 import statistics
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         times = []
         for _ in range(args.repeats):
             result: list[int] = []
-            times.append(timed(lambda: _enumerate_once(states, build, result)))
+            times.append(timed(functools.partial(_enumerate_once, states, build, result)))
             totals.append(result[0])
         what = "every Play object built" if build else "legal_actions() listed"
         rate, mid = len(states) / min(times), len(states) / statistics.median(times)
