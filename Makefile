@@ -21,10 +21,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/bots.py
 
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate

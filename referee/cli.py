@@ -1,4 +1,4 @@
-"""The `tichu` command line: `tichu demo`, `tichu rules`."""
+"""The `tichu` command line: demo, serve, bot, rules."""
 
 from __future__ import annotations
 
@@ -8,19 +8,49 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `tichu` console script."""
-    parser = argparse.ArgumentParser(prog="tichu", description="Tichu Referee")
+    parser = argparse.ArgumentParser(
+        prog="tichu", description="Tichu Referee: rules engine, referee and bots"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="play one full game between sample random players and print it")
+    demo = sub.add_parser("demo", help="a referee on localhost and four bot processes play one full game")
+    demo.add_argument("--local", action="store_true", help="no network: random players in this process")
+    demo.add_argument("--seed", help="the deal's seed (default: $TICHU_DEMO_SEED or 2024)")
+    serve = sub.add_parser("serve", help="run the gRPC referee")
+    bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
     sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
+    # Importing grpc is slow: each command imports only what it needs.
+    if argv is None:
+        argv = sys.argv[1:]
+    command = argv[0] if argv else ""
+    if command == "serve":
+        from referee.server import add_serve_arguments
+
+        add_serve_arguments(serve)
+    elif command == "bot":
+        from clients.connect import add_bot_arguments
+
+        add_bot_arguments(bot)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from referee.demo import run_demo
+        if args.local:
+            from referee.demo import run_demo
 
-        return run_demo()
+            return run_demo(args.seed)
+        from referee.match_demo import run_match_demo
+
+        return run_match_demo(args.seed)
+    if args.command == "serve":
+        from referee.server import run_serve
+
+        return run_serve(args)
+    if args.command == "bot":
+        from clients.connect import run_bot
+
+        return run_bot(args)
     if args.command == "rules":
-        from referee.conformance import serve
+        from referee.conformance import serve as serve_rules
 
-        return serve(sys.stdin, sys.stdout)
+        return serve_rules(sys.stdin, sys.stdout)
     return 2
 
 

@@ -1,0 +1,417 @@
+"""Run a Bot against a referee over gRPC: `tichu bot MODULE:CLASS --server ADDR --token T`.
+
+One bidirectional stream per seat (proto/tichu/v1/referee.proto): Hello, then the referee's
+Welcome, Snapshot, events and decision requests. Two tasks share the stream: a reader answers
+pings at once and queues everything else; a worker handles the queue in order, calling the bot's
+(synchronous) methods in a worker thread so that a slow bot never delays a pong. If the stream
+drops, the bot reconnects with the same token, a few times with growing pauses, and carries on
+from the referee's new Snapshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+
+from clients.bot import Bot, DecisionKind, Harness, Rejection
+from clients.view import SeatView
+from referee import log as log_setup
+from referee.codec import action_from_proto, action_to_proto, config_from_proto, event_from_proto, pb
+from referee.rules import Action, CallTichu, Play, mask_of
+from referee.rules.game import ExchangeChoices
+from referee.rules.observation import observation_from_json
+from referee.wire.tichu.v1 import referee_pb2_grpc
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ConnectError",
+    "MatchResult",
+    "add_bot_arguments",
+    "connect",
+    "load_bot",
+    "run",
+    "run_bot",
+]
+
+PROTOCOL_VERSION = 1
+log = structlog.get_logger("tichu.connect")
+
+_KINDS = {
+    pb.DECISION_KIND_GRAND_TICHU: DecisionKind.GRAND_TICHU,
+    pb.DECISION_KIND_TICHU_STEP: DecisionKind.TICHU_STEP,
+    pb.DECISION_KIND_EXCHANGE: DecisionKind.EXCHANGE,
+    pb.DECISION_KIND_PLAY: DecisionKind.PLAY,
+    pb.DECISION_KIND_BOMB_WINDOW: DecisionKind.BOMB_WINDOW,
+    pb.DECISION_KIND_DRAGON_GIFT: DecisionKind.DRAGON_GIFT,
+}
+# Statuses that another attempt with the same token cannot fix.
+_FATAL = frozenset(
+    {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
+# The reader's last word to the worker when the stream ends without a MatchResult.
+_LOST = object()
+# Messages for the referee; None closes the stream.
+_Outbox = asyncio.Queue[pb.BotMessage | None]
+
+
+class ConnectError(Exception):
+    """The referee refused the bot for good (a bad token...) or stayed out of reach."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The end of a match as the referee reported it."""
+
+    match_id: str
+    winner: int  # 0 = team A, 1 = team B, -1 = a draw
+    scores: tuple[int, ...]  # team A, team B
+    forfeit: bool
+    forfeiting_team: int  # -1 unless forfeit
+    reason: str
+    summary: dict[str, Any]  # per-seat statistics
+
+    @classmethod
+    def from_proto(cls, msg: pb.MatchResult) -> MatchResult:
+        """The result a MatchResult message carries."""
+        summary = json.loads(msg.summary_json) if msg.summary_json else {}
+        return cls(
+            match_id=msg.match_id,
+            winner=msg.winner,
+            scores=tuple(msg.scores),
+            forfeit=msg.forfeit,
+            forfeiting_team=msg.forfeiting_team,
+            reason=msg.reason,
+            summary=summary if isinstance(summary, dict) else {"summary": summary},
+        )
+
+
+class _Session:
+    """One bot's connection to one match, across reconnections."""
+
+    def __init__(self, bot: Bot, token: str, name: str, version: str) -> None:
+        self.bot = bot
+        self.harness = Harness(bot)
+        self.hello = pb.Hello(
+            token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION
+        )
+        self.view: SeatView | None = None
+        self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
+        self.state_version = 0
+        self.cancelled: set[int] = set()
+        self.welcomed = False  # on the current stream
+        self.ever_welcomed = False  # the token was good once: a refusal now may be a race
+        self._log = log.bind(bot=name)
+
+    async def play(self, stub: Any) -> MatchResult | None:
+        """One stream: the match result, or None if the stream ended first (ConnectError if fatal)."""
+        self.welcomed = False
+        outbox: _Outbox = asyncio.Queue()
+        inbox: asyncio.Queue[object] = asyncio.Queue()
+        outbox.put_nowait(pb.BotMessage(hello=self.hello))
+
+        async def outgoing() -> AsyncIterator[pb.BotMessage]:
+            while (message := await outbox.get()) is not None:
+                yield message
+
+        call = stub.Play(outgoing())
+        worker = asyncio.create_task(self._work(inbox, outbox))
+        failure: grpc.aio.AioRpcError | None = None
+        try:
+            async for message in call:
+                kind = message.WhichOneof("kind")
+                if kind == "ping":
+                    outbox.put_nowait(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+                    continue
+                if kind == "cancelled":
+                    self.cancelled.add(message.cancelled.request_id)
+                inbox.put_nowait(message)
+                if kind == "result":
+                    break  # the stream ends after it; no need to wait for that
+        except grpc.aio.AioRpcError as error:
+            failure = error
+        finally:
+            inbox.put_nowait(_LOST)
+            outbox.put_nowait(None)
+        try:
+            result = await worker
+        finally:
+            call.cancel()
+        if result is not None:
+            return result
+        # A referee that has not yet noticed the old stream is gone may refuse the seat as
+        # still connected: after a first Welcome, a refused token is worth retrying.
+        code = None if failure is None else failure.code()
+        race = self.ever_welcomed and code is grpc.StatusCode.UNAUTHENTICATED
+        if failure is not None and code in _FATAL and not race:
+            raise ConnectError(f"the referee refused the bot: {failure.code().name}: {failure.details()}")
+        reason = "stream ended" if failure is None else failure.code().name
+        self._log.warning("stream_lost", reason=reason)
+        return None
+
+    async def _work(self, inbox: asyncio.Queue[object], outbox: _Outbox) -> MatchResult | None:
+        """Handle the referee's messages in order until the result or the end of the stream."""
+        while True:
+            message = await inbox.get()
+            if message is _LOST:
+                return None
+            assert isinstance(message, pb.RefereeMessage)
+            kind = message.WhichOneof("kind")
+            if kind == "result":
+                result = MatchResult.from_proto(message.result)
+                self._log.info("match_finished", winner=result.winner, scores=list(result.scores))
+                return result
+            try:
+                await self._handle(kind, message, outbox)
+            except Exception:
+                # One message the SDK cannot follow (a newer referee?) must not end the match:
+                # an unanswered request gets the referee's default when its time is up.
+                self._log.exception("message_failed", kind=kind)
+
+    async def _handle(self, kind: str | None, message: pb.RefereeMessage, outbox: _Outbox) -> None:
+        if kind == "welcome":
+            self._welcome(message.welcome)
+        elif kind == "snapshot":
+            await self._snapshot(message.snapshot, outbox)
+        elif kind == "event":
+            await self._event(message.event)
+        elif kind == "request":
+            await self._request(message.request, outbox)
+        elif kind == "rejection":
+            await self._rejection(message.rejection)
+        elif kind == "cancelled":
+            self._log.info("request_cancelled", request_id=message.cancelled.request_id)
+        elif kind == "seat_status":
+            status = message.seat_status
+            self._log.info("seat_status_changed", other_seat=status.seat, connected=status.connected)
+
+    def _welcome(self, welcome: pb.Welcome) -> None:
+        self.welcomed = self.ever_welcomed = True
+        config = config_from_proto(welcome.rules)
+        if self.view is None or self.view.seat != welcome.seat:
+            self.view = SeatView(welcome.seat, config)
+        self.harness.seat = welcome.seat
+        self._log = self._log.bind(match_id=welcome.match_id, seat=welcome.seat)
+        self._log.info("seat_joined", team=welcome.team)
+
+    async def _snapshot(self, snapshot: pb.Snapshot, outbox: _Outbox) -> None:
+        obs = observation_from_json(json.loads(snapshot.observation_json))
+        if self.view is None:
+            self.view = SeatView(obs.seat, obs.config)
+        self.view.reset(obs, snapshot.state_version)
+        self.state_version = max(self.state_version, snapshot.state_version)
+        for request in snapshot.pending:
+            await self._request(request, outbox)
+
+    async def _event(self, message: pb.GameEvent) -> None:
+        old = self.view is not None and message.state_version <= self.view.snapshot_version
+        if old and message.seq <= self.last_seq:
+            return  # heard before a reconnection, and already in the snapshot
+        self.last_seq = max(self.last_seq, message.seq)
+        self.state_version = max(self.state_version, message.state_version)
+        event = event_from_proto(message)
+        if self.view is not None:
+            self.view.apply(event, message.state_version)
+        if self.harness.hears_events:
+            await asyncio.to_thread(self.harness.event, event)
+
+    async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
+        if request.request_id in self.cancelled or self.view is None:
+            return
+        kind = _KINDS.get(request.kind)
+        if kind is None:
+            self._log.warning("request_ignored", request_id=request.request_id, why="unknown decision kind")
+            return
+        self.state_version = max(self.state_version, request.state_version)
+        started = time.monotonic()
+        legal = self._legal(request, kind)
+        obs = self.view.for_request(kind, legal, request.can_call_tichu)
+        call = False
+        if self.harness.asks_calls and request.can_call_tichu:
+            call = await asyncio.to_thread(self.harness.wants_tichu_call, obs)
+            if call:
+                self.view.answered(CallTichu())
+                obs = self.view.for_request(kind, legal, False)
+        if self.harness.auto_answer(obs, kind) is not None:
+            action = self.harness.decide(obs, kind)  # no bot method runs: answer at once
+        else:
+            action = await asyncio.to_thread(self.harness.decide, obs, kind)
+        if request.request_id in self.cancelled:
+            return
+        if call and kind is DecisionKind.PLAY and isinstance(action, Play):
+            # One message: the call first, then the play (R-CALL-7).
+            action = Play(action.cards_mask, action.phoenix, action.wish, action.partner, True)
+        elif call:
+            # A call does not change whose turn it is (R-CALL-4): the decision still answers
+            # the same request, so it keeps the request's state version.
+            out_of_turn = pb.OutOfTurn(action=action_to_proto(CallTichu()), state_version=self.state_version)
+            outbox.put_nowait(pb.BotMessage(out_of_turn=out_of_turn))
+        self.view.answered(action)
+        used_ms = (time.monotonic() - started) * 1000
+        if request.deadline_ms and used_ms > request.deadline_ms:
+            self._log.warning("decision_late", request_id=request.request_id, used_ms=round(used_ms))
+        decision = pb.Decision(
+            request_id=request.request_id, action=action_to_proto(action), state_version=request.state_version
+        )
+        outbox.put_nowait(pb.BotMessage(decision=decision))
+
+    def _legal(self, request: pb.DecisionRequest, kind: DecisionKind) -> Sequence[Action]:
+        """The request's legal answers; exchanges are described (how many, to whom), not listed."""
+        if kind is DecisionKind.EXCHANGE:
+            assert self.view is not None
+            return ExchangeChoices(mask_of(self.view.obs.hand), tuple(request.exchange_to), ())
+        return tuple(action_from_proto(a) for a in request.legal_actions)
+
+    async def _rejection(self, msg: pb.Rejection) -> None:
+        known = msg.reason in pb.RejectionReason.values()
+        name = pb.RejectionReason.Name(msg.reason) if known else f"REJECTION_REASON_{msg.reason}"
+        reason = name.removeprefix("REJECTION_REASON_").lower()
+        rejection = Rejection(reason, msg.rule, msg.message, msg.request_id, msg.state_version)
+        await asyncio.to_thread(self.harness.rejection, rejection)
+
+
+def _channel(server: str, insecure: bool, ca_file: str | None) -> Any:
+    if insecure:
+        return grpc.aio.insecure_channel(server)
+    roots = Path(ca_file).read_bytes() if ca_file else None  # None: the system's root certificates
+    return grpc.aio.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
+
+
+async def connect(
+    bot: Bot,
+    server: str,
+    token: str,
+    *,
+    insecure: bool = False,
+    ca_file: str | None = None,
+    name: str | None = None,
+    retries: int = 5,
+    backoff_s: float = 0.5,
+    max_backoff_s: float = 8.0,
+) -> MatchResult:
+    """Play one match on a referee at `server` (host:port) with a seat token; the result.
+
+    TLS by default (with `ca_file`'s root certificates, else the system's); `insecure` for a
+    plain connection. A dropped stream is reopened with the same token up to `retries` times in
+    a row, waiting backoff_s, then twice as long each time (at most max_backoff_s).
+    """
+    session = _Session(bot, token, name or bot.name, bot.version)
+    failures = 0
+    async with _channel(server, insecure, ca_file) as channel:
+        stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+        while True:
+            result = await session.play(stub)
+            if result is not None:
+                return result
+            failures = 1 if session.welcomed else failures + 1
+            if failures > retries:
+                raise ConnectError(f"lost the referee at {server} and {retries} reconnections failed")
+            pause_s = min(backoff_s * 2 ** (failures - 1), max_backoff_s)
+            log.info("reconnecting", server=server, attempt=failures, pause_s=pause_s)
+            await asyncio.sleep(pause_s)
+
+
+def run(bot: Bot, server: str, token: str, **options: Any) -> MatchResult:
+    """connect() for synchronous code: play one match and return its result."""
+    return asyncio.run(connect(bot, server, token, **options))
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def load_bot(spec: str) -> Bot:
+    """A new bot from `MODULE:CLASS` (e.g. clients.random_bot:RandomBot or mybot.py:MyBot)."""
+    module_name, sep, class_name = spec.partition(":")
+    if not sep or not module_name or not class_name:
+        raise ValueError(f"expected MODULE:CLASS, e.g. clients.random_bot:RandomBot, not {spec!r}")
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        loaded = importlib.util.spec_from_file_location(path.stem, path)
+        if loaded is None or loaded.loader is None:
+            raise ValueError(f"cannot load {module_name}")
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    cls = getattr(module, class_name, None)
+    if not isinstance(cls, type) or not issubclass(cls, Bot):
+        raise ValueError(f"{spec} is not a subclass of clients.bot.Bot")
+    return cls()
+
+
+def add_bot_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `tichu bot`."""
+    parser.add_argument(
+        "bot", metavar="MODULE:CLASS", help="the Bot subclass, e.g. clients.random_bot:RandomBot"
+    )
+    parser.add_argument("--server", default="localhost:50051", help="the referee's host:port")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("TICHU_TOKEN"),
+        help="the seat token (default: $TICHU_TOKEN, which keeps it out of process listings)",
+    )
+    security = parser.add_mutually_exclusive_group()
+    security.add_argument("--insecure", action="store_true", help="connect without TLS")
+    security.add_argument("--ca-file", help="PEM root certificates to verify the referee with")
+    parser.add_argument("--name", help="the bot's name in replays and standings (default: its class's)")
+    parser.add_argument("--retries", type=int, default=5, help="reconnections in a row before giving up")
+
+
+def run_bot(args: argparse.Namespace) -> int:
+    """`tichu bot`: play one match; exit code 0 once it is over, 1 if it could not be played."""
+    log_setup.configure()  # logs to stderr: stdout carries only the result line
+    if not args.token:
+        print("tichu bot: a seat token is needed: --token or $TICHU_TOKEN", file=sys.stderr)
+        return 2
+    try:
+        bot = load_bot(args.bot)
+    except (ImportError, ValueError, OSError) as error:
+        print(f"tichu bot: {error}", file=sys.stderr)
+        return 2
+    try:
+        result = run(
+            bot,
+            args.server,
+            args.token,
+            insecure=args.insecure,
+            ca_file=args.ca_file,
+            name=args.name,
+            retries=args.retries,
+        )
+    except (ConnectError, OSError) as error:
+        print(f"tichu bot: {error}", file=sys.stderr)
+        return 1
+    outcome = "a draw" if result.winner < 0 else f"team {'AB'[result.winner]} won"
+    scores = " - ".join(str(s) for s in result.scores)
+    print(f"match {result.match_id}: {outcome}, {scores}" + (f" ({result.reason})" if result.reason else ""))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m clients.connect MODULE:CLASS ...`, the same as `tichu bot`."""
+    parser = argparse.ArgumentParser(prog="tichu bot", description="Play a bot on a Tichu referee.")
+    add_bot_arguments(parser)
+    return run_bot(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

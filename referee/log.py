@@ -1,0 +1,57 @@
+"""structlog, configured once: JSON lines when stderr is not a terminal, readable console output on one.
+
+Callers bind `match_id` and `seat` as context; event names are snake_case and past tense
+(`seat_connected`, `decision_timed_out`, `match_finished`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import cast
+
+import structlog
+from structlog.typing import FilteringBoundLogger, Processor
+
+LEVEL_ENV = "TICHU_LOG_LEVEL"
+
+
+def configure(*, json: bool | None = None, level: int | str | None = None, force: bool = False) -> None:
+    """Configure structlog for the process; later calls change nothing unless `force` is set.
+
+    `json=None` picks JSON lines when stderr is not a TTY (servers, CI) and the console renderer
+    when it is; `level` defaults to the TICHU_LOG_LEVEL environment variable, else INFO.
+    """
+    if structlog.is_configured() and not force:
+        return
+    if json is None:
+        json = not sys.stderr.isatty()
+    if level is None:
+        level = os.environ.get(LEVEL_ENV, "INFO")
+    if isinstance(level, str):
+        number = logging.getLevelNamesMapping().get(level.upper())
+        if number is None:
+            raise ValueError(f"unknown log level {level!r}")
+        level = number
+    renderer: Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.dict_tracebacks if json else structlog.dev.set_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # Not cached: structlog.testing.capture_logs() must still reach loggers made earlier.
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(**context: object) -> FilteringBoundLogger:
+    """A logger with `context` bound (e.g. match_id=..., seat=...)."""
+    return cast(FilteringBoundLogger, structlog.get_logger().bind(**context))

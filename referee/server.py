@@ -1,0 +1,153 @@
+"""Build and run the referee's gRPC server; `tichu serve` (add_serve_arguments + run_serve)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from referee import log
+from referee.service import RecordHook, RefereeService
+from referee.table import ClockSettings
+
+TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
+DEFAULT_LISTEN = "127.0.0.1:50051"
+PemSource = bytes | str | Path
+
+
+@dataclass
+class RunningServer:
+    """A started server: its port, its service (matches), and how to stop it."""
+
+    server: grpc.aio.Server
+    service: RefereeService
+    port: int
+    address: str
+    secure: bool
+
+    async def stop(self, grace_s: float | None = 1.0) -> None:
+        """Stop every match, then the server (open calls get `grace_s` to finish)."""
+        await self.service.close()
+        await self.server.stop(grace_s)
+
+    async def wait(self) -> None:
+        """Wait until the server terminates."""
+        await self.server.wait_for_termination()
+
+
+def _pem(source: PemSource) -> bytes:
+    """PEM bytes as given, or read from a file path."""
+    return source if isinstance(source, bytes) else Path(source).read_bytes()
+
+
+async def start_server(
+    address: str = "127.0.0.1:0",
+    organiser_token: str = "",
+    *,
+    tls_cert: PemSource | None = None,
+    tls_key: PemSource | None = None,
+    insecure: bool = False,
+    defaults: ClockSettings | None = None,
+    now: Callable[[], float] = time.monotonic,
+    on_record: RecordHook | None = None,
+) -> RunningServer:
+    """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
+    plaintext only with `insecure=True`."""
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("TLS needs both a certificate and its key")
+    if tls_cert is None and not insecure:
+        raise ValueError("give a TLS certificate and key, or ask for plaintext with insecure=True")
+    service = RefereeService(organiser_token, defaults, now=now, on_record=on_record)
+    server = grpc.aio.server()
+    service.attach(server)
+    if tls_cert is not None and tls_key is not None:
+        credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if not port:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    host = address.rsplit(":", 1)[0]
+    log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
+    return RunningServer(server, service, port, f"{host}:{port}", tls_cert is not None)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of `tichu serve` to a (sub)parser."""
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, help=f"host:port (default {DEFAULT_LISTEN})")
+    parser.add_argument(
+        "--organiser-token",
+        default=None,
+        help=f"the organisers' secret for CreateMatch, ListMatches and full Watch (default: ${TOKEN_ENV})",
+    )
+    parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain")
+    parser.add_argument("--tls-key", type=Path, help="PEM private key")
+    parser.add_argument("--insecure", action="store_true", help="plaintext, without TLS (local use only)")
+    clocks = parser.add_argument_group("clock defaults (a CreateMatch may override each)")
+    base = ClockSettings()
+    for field in dataclasses.fields(ClockSettings):
+        flag = "--" + field.name.replace("_", "-")
+        if field.type in (bool, "bool"):
+            clocks.add_argument(flag, action="store_true", default=getattr(base, field.name))
+        else:
+            clocks.add_argument(
+                flag,
+                type=int,
+                default=getattr(base, field.name),
+                metavar="N",
+                help=f"default {getattr(base, field.name)}",
+            )
+    parser.add_argument("--log-format", choices=("auto", "json", "console"), default="auto")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Run `tichu serve` until SIGINT or SIGTERM; the exit code."""
+    log.configure(json=None if args.log_format == "auto" else args.log_format == "json")
+    token = args.organiser_token or os.environ.get(TOKEN_ENV, "")
+    if not token:
+        print(f"tichu serve: give --organiser-token or set {TOKEN_ENV}", file=sys.stderr)
+        return 2
+    if (args.tls_cert is None) != (args.tls_key is None):
+        print("tichu serve: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.tls_cert is None and not args.insecure:
+        print("tichu serve: give --tls-cert and --tls-key, or --insecure for plaintext", file=sys.stderr)
+        return 2
+    defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
+    try:
+        asyncio.run(_serve(args.listen, token, args.tls_cert, args.tls_key, args.insecure, defaults))
+    except OSError as error:
+        print(f"tichu serve: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _serve(
+    address: str, token: str, cert: Path | None, key: Path | None, insecure: bool, defaults: ClockSettings
+) -> None:
+    running = await start_server(
+        address, token, tls_cert=cert, tls_key=key, insecure=insecure and cert is None, defaults=defaults
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # signal handlers are POSIX-only
+            loop.add_signal_handler(sig, stop.set)
+    print(
+        f"tichu referee listening on {running.address} ({'TLS' if running.secure else 'plaintext'})",
+        file=sys.stderr,
+    )
+    await stop.wait()
+    log.get_logger().info("server_stopping")
+    await running.stop()

@@ -1,0 +1,264 @@
+"""The gRPC servicer: a stream <-> a seat at a Table; thin on purpose.
+
+Protocol abuse ends the call with a gRPC status (a bad token: UNAUTHENTICATED; an empty
+envelope: INVALID_ARGUMENT; organiser calls without the organiser token: UNAUTHENTICATED or
+PERMISSION_DENIED). Everything that happens in a game is the Table's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, NoReturn
+
+import grpc
+
+from referee.codec import config_from_proto, pb
+from referee.log import get_logger
+from referee.rules import RulesError, State
+from referee.table import PROTOCOL_VERSION, ClockSettings, Connection, Record, SeatUnavailableError, Table
+from referee.wire.tichu.v1 import referee_pb2_grpc
+
+MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+RecordHook = Callable[[str, Record], None]
+
+
+class MatchExistsError(ValueError):
+    """CreateMatch named a match id that is already taken."""
+
+
+class RefereeService(referee_pb2_grpc.RefereeServicer):
+    """Serves many matches: Play streams for bots, Watch for spectators, organiser calls."""
+
+    def __init__(
+        self,
+        organiser_token: str,
+        defaults: ClockSettings | None = None,
+        *,
+        now: Callable[[], float] = time.monotonic,
+        on_record: RecordHook | None = None,
+    ) -> None:
+        if not organiser_token:
+            raise ValueError("an organiser token is required")
+        self._organiser_token = organiser_token.encode()
+        self.defaults = defaults or ClockSettings()
+        self._now = now
+        self._on_record = on_record
+        self.tables: dict[str, Table] = {}
+        self._seats: dict[str, tuple[Table, int]] = {}
+        self._log = get_logger()
+
+    # ---------------------------------------------------------------------------- Python API
+
+    def create_match(
+        self,
+        *,
+        preset: str = "",
+        rules_json: str = "",
+        clock: ClockSettings | None = None,
+        seed: str = "",
+        bot_names: Sequence[str] = (),
+        watch_delay_events: int = 0,
+        match_id: str = "",
+        initial_state: State | None = None,
+    ) -> tuple[Table, list[str]]:
+        """Create and start a match; its Table and one secret token per seat, in seat order.
+
+        Raises RulesError (bad rules), MatchExistsError, or ValueError (bad names or id).
+        `initial_state` starts from a given position (state_from_json) instead of a deal.
+        """
+        config = (
+            initial_state.config
+            if initial_state is not None
+            else config_from_proto(pb.RulesConfig(json=rules_json, preset=preset))
+        )
+        if match_id:
+            if not MATCH_ID.fullmatch(match_id):
+                raise ValueError("a match id is 1-64 letters, digits, '_', '.' or '-'")
+        else:
+            match_id = secrets.token_hex(6)
+        if match_id in self.tables:
+            raise MatchExistsError(f"match {match_id!r} exists already")
+        if bot_names and len(bot_names) != config.players:
+            raise ValueError(f"give one bot name per seat ({config.players}), or none")
+        deal_seed: int | str = (int(seed) if seed.isdigit() else seed) if seed else secrets.randbelow(2**63)
+        hook = self._on_record
+        table = Table(
+            match_id,
+            config,
+            clock=clock or self.defaults,
+            seed=deal_seed,
+            bot_names=bot_names,
+            watch_delay_events=watch_delay_events,
+            initial_state=initial_state,
+            now=self._now,
+            on_record=None if hook is None else (lambda record: hook(match_id, record)),
+        )
+        tokens = [secrets.token_urlsafe(24) for _ in range(config.players)]
+        self.tables[match_id] = table
+        for seat, token in enumerate(tokens):
+            self._seats[token] = (table, seat)
+        table.start()
+        self._log.info("match_created", match_id=match_id, players=config.players, seed=str(deal_seed))
+        return table, tokens
+
+    def attach(self, server: grpc.aio.Server) -> None:
+        """Register this servicer's RPCs on a grpc.aio server."""
+        # The generated grpc module has no type hints.
+        referee_pb2_grpc.add_RefereeServicer_to_server(self, server)  # type: ignore[no-untyped-call]
+
+    async def close(self) -> None:
+        """Stop every match (closing its streams)."""
+        await asyncio.gather(*(table.stop() for table in self.tables.values()))
+
+    # ---------------------------------------------------------------------------- Play
+
+    async def Play(  # noqa: N802 (the RPC's name)
+        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.RefereeMessage]:
+        """One bot's stream: a Hello with its seat token, then messages both ways until the end."""
+        try:
+            first = await anext(aiter(request_iterator))
+        except StopAsyncIteration:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send a Hello with your seat token first")
+        kind = first.WhichOneof("kind")
+        if kind is None:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "empty BotMessage: set one of its fields")
+        if kind != "hello":
+            await _abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "the first message must be a Hello with your seat token",
+            )
+        hello = first.hello
+        if hello.protocol_version not in (0, PROTOCOL_VERSION):
+            await _abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol_version {hello.protocol_version} is not supported; this referee speaks "
+                f"{PROTOCOL_VERSION}",
+            )
+        found = self._seats.get(hello.token) if hello.token else None
+        if found is None:
+            self._log.warning("hello_refused", why="unknown token", peer=context.peer())
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
+        table, seat = found
+        try:
+            conn = await table.connect(seat, hello.bot_name, hello.bot_version)
+        except SeatUnavailableError as error:
+            self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))
+        reader = asyncio.create_task(self._read(request_iterator, table, conn))
+        try:
+            while True:
+                out = await conn.outbox.get()
+                if isinstance(out, pb.RefereeMessage):
+                    yield out
+                    continue
+                if out.code is not None:
+                    await _abort(context, grpc.StatusCode[out.code], out.details)
+                return
+        finally:
+            reader.cancel()
+            table.disconnect(conn)
+
+    async def _read(
+        self, request_iterator: AsyncIterator[pb.BotMessage], table: Table, conn: Connection
+    ) -> None:
+        """Forward a stream's messages to its table; an empty envelope ends the stream."""
+        with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
+            async for msg in request_iterator:
+                if msg.WhichOneof("kind") is None:
+                    conn.close("INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
+                    return
+                table.receive(conn, msg)
+
+    # ---------------------------------------------------------------------------- Watch
+
+    async def Watch(  # noqa: N802 (the RPC's name)
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchMessage]:
+        """A spectator stream: public and delayed, or complete and live with the organiser token."""
+        full = False
+        if _authorization(context) is not None:
+            await self._require_organiser(context)
+            full = True
+        table = self.tables.get(request.match_id)
+        if table is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        async for msg in table.watch(full):
+            yield msg
+
+    # ---------------------------------------------------------------------------- organisers
+
+    async def CreateMatch(  # noqa: N802 (the RPC's name)
+        self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateMatchResponse:
+        """Create a match and hand out its seat tokens (organisers only)."""
+        await self._require_organiser(context)
+        try:
+            table, tokens = self.create_match(
+                preset=request.preset,
+                rules_json=request.rules_json,
+                clock=self.defaults.merged(request.clock),
+                seed=request.seed,
+                bot_names=list(request.bot_names),
+                watch_delay_events=request.watch_delay_events,
+                match_id=request.match_id,
+            )
+        except MatchExistsError as error:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))
+        except (RulesError, ValueError) as error:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.CreateMatchResponse(match_id=table.match_id, seat_tokens=tokens)
+
+    async def ListMatches(  # noqa: N802 (the RPC's name)
+        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListMatchesResponse:
+        """Every match this referee holds, with its state (organisers only)."""
+        await self._require_organiser(context)
+        return pb.ListMatchesResponse(
+            matches=[
+                pb.MatchInfo(
+                    match_id=match_id,
+                    status=table.status,
+                    seats=table.seat_info(),
+                    scores=list(table.state.scores),
+                    round=table.state.round,
+                )
+                for match_id, table in self.tables.items()
+            ]
+        )
+
+    async def _require_organiser(self, context: grpc.aio.ServicerContext) -> None:
+        value = _authorization(context)
+        if value is None:
+            await _abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, 'organisers send "authorization: Bearer <token>"'
+            )
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, 'the authorization is "Bearer <token>"')
+        if not hmac.compare_digest(token.strip().encode(), self._organiser_token):
+            self._log.warning("organiser_refused", peer=context.peer())
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "wrong organiser token")
+
+
+def _authorization(context: grpc.aio.ServicerContext) -> str | None:
+    """The authorization metadata value, if any."""
+    metadata: Any = context.invocation_metadata() or ()
+    for key, value in metadata:
+        if key.lower() == "authorization":
+            return str(value)
+    return None
+
+
+async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, details: str) -> NoReturn:
+    """End the call with a status (context.abort raises; this tells the type checker so)."""
+    await context.abort(code, details)
+    raise AssertionError("unreachable: context.abort raises")

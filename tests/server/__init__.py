@@ -1,0 +1,1 @@
+"""Tests of the gRPC referee: a real server, real clients, scripted bots."""

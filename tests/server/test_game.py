@@ -1,0 +1,123 @@
+"""A whole game over gRPC between four random bots, with spectators, standings and logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from structlog.testing import capture_logs
+
+from referee.codec import pb
+from referee.rules import Event, event_from_json
+from tests.server.support import ORGANISER_METADATA, Bot, join, random_policy, referee, run
+
+PRIVATE = {"cards_dealt", "exchange_submitted", "cards_received"}
+
+
+async def spectate(stub: object, match_id: str, organiser: bool, into: list[pb.WatchMessage]) -> None:
+    """Collect a Watch stream into a list."""
+    metadata = ORGANISER_METADATA if organiser else ()
+    async for msg in stub.Watch(pb.WatchRequest(match_id=match_id), metadata=metadata):  # type: ignore[attr-defined]
+        into.append(msg)
+
+
+def test_four_random_bots_play_a_game_to_the_end() -> None:
+    async def scenario() -> None:
+        with capture_logs() as logs:
+            async with referee() as ref:
+                response = await ref.create(
+                    rules_json='{"target_score": 200}',
+                    seed="2024",
+                    bot_names=["north", "east", "south", "west"],
+                    watch_delay_events=5,
+                )
+                match_id = response.match_id
+                public: list[pb.WatchMessage] = []
+                full: list[pb.WatchMessage] = []
+                watchers = [
+                    asyncio.create_task(spectate(ref.stub, match_id, False, public)),
+                    asyncio.create_task(spectate(ref.stub, match_id, True, full)),
+                ]
+                bots = await join(
+                    ref, list(response.seat_tokens), [random_policy(f"g/{s}") for s in range(4)]
+                )
+                await asyncio.sleep(0.2)
+                # The deal: one public event and four private ones. The public view is 5 events behind.
+                assert [m.event.type for m in full] == ["round_started"] + ["cards_dealt"] * 4
+                assert public == []
+                await asyncio.gather(*(bot.play() for bot in bots))
+                await asyncio.wait_for(asyncio.gather(*watchers), 5)
+                table = ref.table(match_id)
+                listing = await ref.stub.ListMatches(pb.ListMatchesRequest(), metadata=ORGANISER_METADATA)
+                late = Bot(ref, response.seat_tokens[0])
+                await late.open()
+                while await late.read() is not None:
+                    pass
+
+        result = bots[0].result
+        assert result is not None and all(bot.result == result for bot in bots)
+        assert all(bot.error is None for bot in bots)
+        a, b = result.scores
+        assert max(a, b) >= 200 and a != b and result.winner == (0 if a > b else 1)
+        assert not result.forfeit and result.forfeiting_team == -1
+
+        for bot in bots:
+            events = [m.event for m in bot.received if m.HasField("event")]
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            decoded: list[Event] = [event_from_json(json.loads(e.json)) for e in events]
+            assert all(event.visible_to(bot.seat) for event in decoded)
+            assert decoded[-1].to_json() == {"type": "game_over", "winner": result.winner, "totals": [a, b]}
+            versions = [e.state_version for e in events]
+            assert versions == sorted(versions)
+
+        all_events = [r for r in table.records if r["kind"] == "event"]
+        assert [m.event.type for m in full[:-1]] == [r["event"]["type"] for r in all_events]
+        assert full[-1].result == result
+        public_events = [m.event for m in public[:-1]]
+        assert public[-1].result == result
+        assert [e.seq for e in public_events] == list(range(1, len(public_events) + 1))
+        assert [e.type for e in public_events] == [
+            r["event"]["type"] for r in all_events if r["private_to"] is None
+        ]
+        assert not PRIVATE & {e.type for e in public_events}
+
+        summary = json.loads(result.summary_json)
+        seats = summary["seats"]
+        assert [s["bot_name"] for s in seats] == ["north", "east", "south", "west"]
+        assert all(s["decisions"] > 0 and s["timeouts"] == 0 and s["rejections"] == 0 for s in seats)
+        assert all(0 <= s["think_ms_p50"] <= s["think_ms_p99"] for s in seats)
+        decisions = [r for r in table.records if r["kind"] == "decision"]
+        assert sum(s["decisions"] for s in seats) == len(decisions)
+        points = sum(s["points_won"] for s in seats)
+        assert points % 5 == 0
+
+        [info] = listing.matches
+        assert (info.match_id, info.status, list(info.scores)) == (match_id, "finished", [a, b])
+        assert [s.bot_name for s in info.seats] == ["north", "east", "south", "west"]
+
+        # A bot that comes back after the end gets the picture and the result, then the stream ends.
+        kinds = [m.WhichOneof("kind") for m in late.received]
+        assert kinds == ["welcome", "snapshot", "result"] and late.error is None
+
+        names = [e["event"] for e in logs]
+        assert names.count("seat_connected") == 4
+        assert "match_started" in names and "match_finished" in names
+        finished = next(e for e in logs if e["event"] == "match_finished")
+        assert finished["match_id"] == match_id and finished["scores"] == [a, b]
+
+    run(scenario())
+
+
+def test_the_tournament_preset_plays_its_fixed_rounds() -> None:
+    async def scenario() -> None:
+        async with referee() as ref:
+            response = await ref.create(preset="tournament", seed="17")
+            bots = await join(ref, list(response.seat_tokens), [random_policy(f"tp/{s}") for s in range(4)])
+            welcome = next(m.welcome for m in bots[0].received if m.HasField("welcome"))
+            assert welcome.rules.preset == "tournament" and welcome.team == 0
+            await asyncio.gather(*(bot.play() for bot in bots))
+            rounds = [m for m in bots[0].received if m.HasField("event") and m.event.type == "round_scored"]
+            assert len(rounds) == 4
+            assert bots[0].result is not None
+
+    run(scenario())

@@ -1,0 +1,88 @@
+"""`tichu serve`: its options, its refusals, and a real process that serves and stops on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from referee.codec import pb
+from referee.server import TOKEN_ENV, add_serve_arguments, run_serve
+from referee.wire.tichu.v1 import referee_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the lead's cli.py does with these two functions, in a few lines.
+ENTRY = (
+    "import argparse, sys; from referee.server import add_serve_arguments, run_serve; "
+    "p = argparse.ArgumentParser(); add_serve_arguments(p); sys.exit(run_serve(p.parse_args(sys.argv[1:])))"
+)
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    """Parse `tichu serve` options."""
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_options_carry_the_clock_defaults() -> None:
+    args = parse("--insecure", "--decision-ms", "1500", "--fixed-length-windows", "--max-violations", "3")
+    assert (args.decision_ms, args.fixed_length_windows, args.max_violations) == (1500, True, 3)
+    assert args.listen == "127.0.0.1:50051" and args.window_ms == 2000
+
+
+def test_serve_refuses_to_start_without_a_token_or_a_security_choice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    assert run_serve(parse("--insecure", "--log-format", "json")) == 2
+    assert "organiser-token" in capsys.readouterr().err
+    assert run_serve(parse("--organiser-token", "t", "--log-format", "json")) == 2
+    assert "--insecure" in capsys.readouterr().err
+    assert run_serve(parse("--organiser-token", "t", "--tls-cert", "c.pem", "--log-format", "json")) == 2
+
+
+def free_port() -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_runs_until_sigterm() -> None:
+    port = free_port()
+    env = {**os.environ, TOKEN_ENV: "from-the-environment", "PYTHONPATH": str(ROOT)}
+    command = [
+        sys.executable,
+        "-c",
+        ENTRY,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--insecure",
+        "--log-format",
+        "json",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=20)
+            stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+            metadata = (("authorization", "Bearer from-the-environment"),)
+            response = stub.CreateMatch(pb.CreateMatchRequest(seed="1"), metadata=metadata, timeout=5)
+            assert len(response.seat_tokens) == 4
+        time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, err = process.communicate()
+    assert '"event": "server_started"' in err and '"event": "server_stopping"' in err

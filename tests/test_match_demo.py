@@ -1,0 +1,32 @@
+"""`tichu demo`: a real referee, four bot processes over gRPC, a whole game, a replay on disk."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_demo_plays_a_whole_game_over_grpc_and_writes_its_replay(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "demo", "--seed", "7"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Final score: A " in done.stdout
+    replays = list((tmp_path / "replays" / "out").glob("*.jsonl"))
+    assert len(replays) == 1
+    records = [json.loads(line) for line in replays[0].read_text().splitlines()]
+    kinds = {record["kind"] for record in records}
+    assert {"started", "request", "decision", "event", "result"} <= kinds
+    result = records[-1]
+    assert result["kind"] == "result"
+    seats = result["statistics"]["seats"]
+    assert len(seats) == 4
+    assert sum(seat["decisions"] for seat in seats) > 100
+    assert max(result["scores"]) >= 1000 or result["forfeiting_team"] >= 0
