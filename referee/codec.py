@@ -47,7 +47,8 @@ def action_to_proto(action: Action) -> pb.Action:
         msg.play.cards.extend(format_cards(action.cards_mask).split())
         msg.play.phoenix = rank_name(action.phoenix) if action.phoenix else ""
         msg.play.wish = rank_name(action.wish) if action.wish else ""
-        msg.play.partner = action.partner
+        if action.partner >= 0:
+            msg.play.partner = action.partner
         msg.play.tichu = action.tichu
     elif isinstance(action, Pass):
         msg.pass_turn.SetInParent()
@@ -83,7 +84,7 @@ def action_from_proto(msg: pb.Action) -> Action:
             mask_of(cards),
             parse_rank(play.phoenix) if play.phoenix else 0,
             parse_rank(play.wish) if play.wish else 0,
-            play.partner if play.partner >= 0 else -1,
+            play.partner if play.HasField("partner") and play.partner >= 0 else -1,
             play.tichu,
         )
     if kind == "pass_turn":

@@ -114,8 +114,8 @@ class ClockSettings:
         return pb.ClockSettings(**dataclasses.asdict(self))
 
     def merged(self, msg: pb.ClockSettings) -> ClockSettings:
-        """These settings with every non-zero field of `msg` taking over (zero = the default)."""
-        given = {f.name: getattr(msg, f.name) for f in dataclasses.fields(self) if getattr(msg, f.name)}
+        """These settings with every field that `msg` sets taking over (unset = the default)."""
+        given = {f.name: getattr(msg, f.name) for f in dataclasses.fields(self) if msg.HasField(f.name)}
         return dataclasses.replace(self, **given)
 
 

@@ -126,8 +126,8 @@ def test_bad_plays_are_rejected_with_the_rule_broken() -> None:
             lead = await bots[0].request(K.DECISION_KIND_PLAY)
             invalid, illegal = R.REJECTION_REASON_INVALID, R.REJECTION_REASON_ILLEGAL
             cases = [
-                (pb.Action(play=pb.PlayCards(cards=["Xz"], partner=-1)), invalid, "R-DECK-1"),
-                (pb.Action(play=pb.PlayCards(cards=["7s", "7s"], partner=-1)), invalid, "R-DECK-1"),
+                (pb.Action(play=pb.PlayCards(cards=["Xz"])), invalid, "R-DECK-1"),
+                (pb.Action(play=pb.PlayCards(cards=["7s", "7s"])), invalid, "R-DECK-1"),
                 (pb.Action(play=pb.PlayCards(partner=-1)), invalid, ""),
                 (play("Kp"), illegal, "R-INFO-2"),
                 (play("7s 9j"), illegal, "R-COMB-1"),

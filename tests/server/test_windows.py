@@ -35,7 +35,7 @@ async def seated(ref: Referee, clock: ClockSettings = CALM) -> tuple[str, list[B
 
 def play(cards: str, tichu: bool = False) -> pb.Action:
     """A play action in structured form (partner -1: proto3 would read an unset partner as seat 0)."""
-    return pb.Action(play=pb.PlayCards(cards=cards.split(), tichu=tichu, partner=-1))
+    return pb.Action(play=pb.PlayCards(cards=cards.split(), tichu=tichu))
 
 
 DECLINE = pb.Action(decline=pb.Empty())
