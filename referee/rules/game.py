@@ -729,7 +729,7 @@ def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, l
     st = state.copy()
     st.window_declined = declined
     if recorded:
-        st.window_bombs = st.window_bombs + tuple(recorded)
+        st.window_bombs = _in_window_order(st, st.window_bombs + tuple(recorded))
     events: list[Event] = []
     _resolve_window(st, events)
     return st, events
@@ -983,6 +983,11 @@ def _after_action(st: State, actor: int, events: list[Event]) -> None:
         _continue_trick(st, events)
 
 
+def _in_window_order(st: State, bombs: tuple[tuple[int, Play], ...]) -> tuple[tuple[int, Play], ...]:
+    """Pending bombs in window order: one canonical order, whatever order they arrived in."""
+    return tuple(sorted(bombs, key=lambda bomb: st.window.index(bomb[0])))
+
+
 def _resolve_window(st: State, events: list[Event]) -> None:
     """R-BOMB-9: the first bomb in window order applies once everyone before it has declined."""
     declined = st.window_declined
@@ -1178,7 +1183,7 @@ def _apply_play(state: State, seat: int, play: Play, owned: bool, events: list[E
         # Recorded, not yet public: it applies once every seat before it has declined.
         trusted = Play(play.cards_mask, combo.phoenix)
         trusted._combo = combo
-        st.window_bombs = st.window_bombs + ((seat, trusted),)
+        st.window_bombs = _in_window_order(st, st.window_bombs + ((seat, trusted),))
         _resolve_window(st, events)
         return st
     _do_play(st, seat, play, combo, False, events)
@@ -1300,6 +1305,9 @@ def _end_round(st: State, reason: str, events: list[Event]) -> None:
             return
         st.piles = _set(st.piles, last, st.piles[last] | st.table)
         events.append(TrickWon(last, st.table, mask_points(st.table)))
+    elif st.table:
+        # A 1-2 (or a triple victory) counts no cards (R-END-3); the cards still lie somewhere.
+        st.piles = _set(st.piles, st.top_seat, st.piles[st.top_seat] | st.table)
     _reset_trick(st)
     _score_round(st, reason, events)
 

@@ -1,0 +1,143 @@
+"""The rules engine is pure: standard library only, and no clocks, I/O, logging or hidden randomness.
+
+Seeded, replayable rounds (R-DEAL-1) and a referee that can run the engine anywhere depend on
+it. Every module of referee/rules/ is parsed (not imported) and its imports are checked:
+
+- each import is from the standard library (sys.stdlib_module_names) or from referee.rules;
+- none is a module that reads clocks, does I/O, logs, or starts threads or processes;
+- randomness is only ever a seeded random.Random (the module-level random functions share one
+  generator seeded from the operating system);
+- the builtins that do I/O or import by name (open, print, input, breakpoint, __import__) are
+  not called.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+RULES_DIR = Path(__file__).resolve().parents[2] / "referee" / "rules"
+RULES_FILES = sorted(RULES_DIR.glob("*.py"))
+PACKAGE = "referee.rules"
+
+# Clocks, I/O, logging, concurrency, operating-system access and import machinery.
+FORBIDDEN_MODULES = frozenset(
+    {
+        "time",
+        "datetime",
+        "zoneinfo",
+        "logging",
+        "asyncio",
+        "socket",
+        "ssl",
+        "select",
+        "selectors",
+        "threading",
+        "_thread",
+        "multiprocessing",
+        "concurrent",
+        "subprocess",
+        "signal",
+        "os",
+        "pathlib",
+        "io",
+        "shutil",
+        "tempfile",
+        "glob",
+        "fileinput",
+        "sqlite3",
+        "http",
+        "urllib",
+        "secrets",
+        "uuid",
+        "importlib",
+        "builtins",
+    }
+)
+FORBIDDEN_CALLS = frozenset({"open", "print", "input", "breakpoint", "__import__"})
+
+
+def imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a module of referee/rules/."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                found.append((node.lineno, node.module or ""))
+            else:
+                # Relative: level 1 is referee.rules itself, level 2 is referee, and so on.
+                base = PACKAGE.split(".")[: len(PACKAGE.split(".")) - node.level + 1]
+                found.append((node.lineno, ".".join([*base, *([node.module] if node.module else [])])))
+    return found
+
+
+def is_rules_module(name: str) -> bool:
+    return name == PACKAGE or name.startswith(PACKAGE + ".")
+
+
+def test_the_rules_package_is_found() -> None:
+    names = {path.name for path in RULES_FILES}
+    expected = {"__init__.py", "cards.py", "combos.py", "actions.py", "events.py", "config.py", "state.py"}
+    assert expected | {"game.py", "observation.py"} <= names
+
+
+@pytest.mark.parametrize("path", RULES_FILES, ids=lambda path: path.name)
+def test_imports_are_stdlib_or_rules_only(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    problems = []
+    for line, name in imported_modules(tree):
+        top = name.split(".")[0]
+        if is_rules_module(name):
+            continue
+        if top not in sys.stdlib_module_names:
+            problems.append(f"{path.name}:{line}: {name} is neither the standard library nor {PACKAGE}")
+        elif top in FORBIDDEN_MODULES:
+            problems.append(f"{path.name}:{line}: {name} (clocks, I/O, logging or concurrency)")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", RULES_FILES, ids=lambda path: path.name)
+def test_no_io_builtins_and_only_seeded_randomness(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+            problems.append(f"{path.name}:{node.lineno}: calls {node.func.id}()")
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "random"
+            and node.attr != "Random"
+        ):
+            problems.append(f"{path.name}:{node.lineno}: random.{node.attr} (use a seeded random.Random)")
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "random":
+            unseeded = [alias.name for alias in node.names if alias.name != "Random"]
+            if unseeded:
+                problems.append(f"{path.name}:{node.lineno}: from random import {', '.join(unseeded)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checks_catch_forbidden_code() -> None:
+    """The checks above reject what they are meant to reject."""
+    tree = ast.parse(
+        "import time\nimport os.path\nfrom datetime import date\nfrom . import cards\n"
+        "from ..demo import main\nimport numpy\nfrom referee.rules.cards import Card\n"
+    )
+    names = [name for _, name in imported_modules(tree)]
+    assert names == [
+        "time",
+        "os.path",
+        "datetime",
+        "referee.rules",
+        "referee.demo",
+        "numpy",
+        "referee.rules.cards",
+    ]
+    assert [is_rules_module(name) for name in names] == [False, False, False, True, False, False, True]
+    assert "numpy" not in sys.stdlib_module_names
+    assert {"time", "os", "datetime"} <= FORBIDDEN_MODULES
