@@ -138,3 +138,40 @@ def test_bots_verify_the_referee_over_tls_with_a_ca_file(tmp_path: Path) -> None
     table, results, _ = asyncio.run(play_all(bots, "13", tls=(cert, key)))
     assert table.status == "finished"
     assert results[0].scores == tuple(table.state.scores)
+
+
+def test_six_sdk_bots_play_the_six_player_game_over_the_wire() -> None:
+    """§16 end to end: six seats, partner exchanges, the Dog's named partner, all over gRPC."""
+
+    async def main() -> tuple[Any, list[MatchResult]]:
+        bots: list[Bot] = [
+            HeuristicBot(),
+            RandomBot(),
+            ShowcaseBot(),
+            RandomBot(),
+            HeuristicBot(),
+            ShowcaseBot(),
+        ]
+        running = await server.start_server("127.0.0.1:0", "organiser", insecure=True, defaults=CALM)
+        try:
+            rules = json.dumps({"players": 6, "match_mode": "fixed_rounds:2"})
+            table, tokens = running.service.create_match(
+                rules_json=rules, seed="six", bot_names=[b.name for b in bots], match_id="six"
+            )
+            games = [
+                connect(bot, running.address, token, insecure=True, backoff_s=0.05)
+                for bot, token in zip(bots, tokens, strict=True)
+            ]
+            results = await asyncio.wait_for(asyncio.gather(*games), 120)
+            return table, list(results)
+        finally:
+            await running.stop(0)
+
+    table, results = asyncio.run(main())
+    assert table.status == "finished"
+    assert len(results) == 6
+    assert len(table.state.history) == 2
+    stats = table.statistics()["seats"]
+    assert all(seat["decisions"] > 0 and seat["timeouts"] == 0 for seat in stats)
+    exchanges = [r for r in table.records if r.get("kind") == "decision" and "exchange" in json.dumps(r)]
+    assert exchanges, "no exchange decision was recorded"
