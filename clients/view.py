@@ -252,7 +252,11 @@ class SeatView:
                 self._win(self._dog_owner, DOG)  # the Dog still lying aside goes to its player
                 self._dog_owner = None
             if event.reason != "normal":
-                self._clear_trick()  # a 1-2 scores no cards: the table is simply cleared
+                # A 1-2 scores no cards; the engine keeps the table's cards in the top player's pile.
+                top_seat = self.obs.top_seat
+                if top_seat is not None:
+                    self._win(top_seat, mask_of(tuple(c for p in self.obs.trick for c in p.cards)))
+                self._clear_trick()
         elif isinstance(event, RoundScored):
             totals = (event.totals[0], event.totals[1])
             self.obs = replace(o, scores=totals, history=(*o.history, _pair(event)))
