@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import io
 import json
@@ -11,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from referee.codec import pb
 from referee.conformance import OPS, answer
 from referee.demo import DEFAULT_SEED, run_demo
 from referee.rules import OFFICIAL, new_game, state_to_json
 from referee.rules.events import EVENT_TYPES
+from referee.table import ClockSettings
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -67,11 +70,15 @@ def test_the_demo_excerpt_is_how_the_demo_begins() -> None:
     assert out.getvalue().startswith(excerpt)
 
 
-def documented(section: str) -> set[str]:
-    """The names in backticks at the start of the table rows of one README section."""
+def section(title: str) -> str:
+    """The text of one README section (its subsections included)."""
     text = README.read_text(encoding="utf-8")
-    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r"^\| `([a-z_0-9]+)` \|", body, re.MULTILINE))
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def documented(title: str) -> set[str]:
+    """The names in backticks at the start of the table rows of one README section."""
+    return set(re.findall(r"^\| `([a-z_0-9]+)` \|", section(title), re.MULTILINE))
 
 
 def test_every_state_field_is_documented() -> None:
@@ -84,3 +91,19 @@ def test_every_event_type_is_documented() -> None:
 
 def test_every_rules_flag_is_documented() -> None:
     assert documented("Rules configuration") == set(OFFICIAL.to_json())
+
+
+def test_every_clock_option_is_documented_with_its_default() -> None:
+    rows = re.findall(r"^\| `(--[a-z-]+)` \| ([^|]+?) \|", section("Running a referee"), re.MULTILINE)
+    expected = {}
+    for f in dataclasses.fields(ClockSettings):
+        default = getattr(ClockSettings(), f.name)
+        expected["--" + f.name.replace("_", "-")] = "off" if default is False else str(default)
+    assert dict(rows) == expected
+
+
+def test_every_decision_kind_and_rejection_reason_is_documented() -> None:
+    rows = set(re.findall(r"^\| `([A-Z_]+)` \|", section("The protocol"), re.MULTILINE))
+    kinds = {v.name.removeprefix("DECISION_KIND_") for v in pb.DecisionKind.DESCRIPTOR.values}
+    reasons = {v.name.removeprefix("REJECTION_REASON_") for v in pb.RejectionReason.DESCRIPTOR.values}
+    assert (kinds | reasons) - {"UNSPECIFIED"} <= rows
