@@ -70,11 +70,14 @@ async def start_server(
     service = RefereeService(organiser_token, defaults, now=now, on_record=on_record)
     server = grpc.aio.server()
     service.attach(server)
-    if tls_cert is not None and tls_key is not None:
-        credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
-        port = server.add_secure_port(address, credentials)
-    else:
-        port = server.add_insecure_port(address)
+    try:
+        if tls_cert is not None and tls_key is not None:
+            credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
+        raise OSError(f"cannot listen on {address}: {error}") from None
     if not port:
         raise OSError(f"cannot listen on {address}")
     await server.start()

@@ -293,8 +293,13 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return round(ordered[rank - 1], 1)
 
 
-def _describe(seat: int, action: Action) -> str:
-    """A change in words, for STALE rejections."""
+def _describe(seat: int, action: Action, before: State) -> str:
+    """A change in words, for STALE rejections; a hidden simultaneous answer names no seat."""
+    if before.phase in (Phase.GRAND_TICHU, Phase.TICHU_STEP, Phase.EXCHANGE) and not (
+        isinstance(action, CallTichu) and before.phase is Phase.EXCHANGE
+    ):
+        # Grand Tichu, pre-step and exchange answers stay secret until revealed together.
+        return "a simultaneous answer"
     if isinstance(action, Play):
         return f"a play by seat {seat}"
     if isinstance(action, Pass):
@@ -637,7 +642,9 @@ class Table:
         if self.status == "finished":
             return
         state, events = apply(self.state, seat, action)
-        self._commit(state, events, f"{_describe(seat, action)} (a default after a timeout)", action, seat)
+        self._commit(
+            state, events, f"{_describe(seat, action, self.state)} (a default after a timeout)", action, seat
+        )
 
     def _window_expired(self) -> None:
         """The bomb window's time is up: the silent seats decline (R-DEF-1); then it resolves."""
@@ -964,7 +971,7 @@ class Table:
             self._reject_error(seat, error, rid)
             return
         self._accepted(request, action, at)
-        self._commit(state, events, _describe(seat, action), action, seat)
+        self._commit(state, events, _describe(seat, action, self.state), action, seat)
 
     def _accepted(self, request: _Request, action: Action, at: float) -> None:
         """Close an answered request: its think time, the bank it spent, its record."""
@@ -1091,7 +1098,7 @@ class Table:
             self._record(
                 {"kind": "out_of_turn", "seat": seat, "action": str(action), "received_ms": self._rel_ms(at)}
             )
-            self._commit(state, events, _describe(seat, action), action, seat)
+            self._commit(state, events, _describe(seat, action, self.state), action, seat)
             return
         if not isinstance(action, Play):
             self._reject(

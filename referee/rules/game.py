@@ -1077,8 +1077,14 @@ def _validate_play(st: State, seat: int, play: Play) -> tuple[Combo, bool]:
                 raise IllegalActionError(
                     "bombs are played only in your own turn (bomb_timing = turn_only)", "R-BOMB-7"
                 )
-            when = "before a lead" if st.top is None else "outside a bomb window"
-            raise IllegalActionError(f"no bomb out of turn {when}", "R-BOMB-2")
+            if st.top is None:
+                raise IllegalActionError(
+                    "no bomb out of turn before a lead: the leader leads first", "R-BOMB-2"
+                )
+            raise IllegalActionError(
+                f"no bomb during seat {st.turn}'s turn: bomb in a bomb window, or on your own turn",
+                "R-BOMB-9",
+            )
         raise IllegalActionError(f"it is seat {st.turn}'s turn, not yours", "R-TRICK-3")
     if combo.kind is ComboKind.DOG:
         if top is not None:

@@ -129,7 +129,7 @@ def test_the_bank_pays_for_overruns_and_requests_show_what_is_left() -> None:
 
 def test_a_stalled_stream_is_dropped_and_the_others_are_told() -> None:
     async def scenario() -> None:
-        settings = dataclasses.replace(CALM, heartbeat_interval_ms=50, heartbeat_timeout_ms=150)
+        settings = dataclasses.replace(CALM, heartbeat_interval_ms=200, heartbeat_timeout_ms=1_500)
         async with referee(settings) as ref:
             response = await ref.create(seed="4")
             bots = await join(ref, list(response.seat_tokens), [None] * 4)
