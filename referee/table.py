@@ -693,6 +693,10 @@ class Table:
     # -------------------------------------------------------------------------------- seats
 
     def _connect(self, item: _Connect) -> None:
+        if item.reply.done():
+            # The Play call was cancelled while its Hello waited in the inbox: there is no one
+            # to attach, and the seat stays as it was.
+            return
         slot = self._seats[item.seat]
         if slot.conn is not None:
             item.reply.set_exception(SeatUnavailableError(f"seat {item.seat} is already connected"))

@@ -717,11 +717,13 @@ def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, l
         if type(action) is Decline:
             declined |= 1 << seat
         elif isinstance(action, Play):
+            if action.tichu:
+                problem = _call_problem(state, seat)
+                if problem is not None:
+                    raise IllegalActionError(problem[1], problem[0])
             combo, in_window = _validate_play(state, seat, action)
             assert in_window
-            trusted = Play(action.cards_mask, combo.phoenix)
-            trusted._combo = combo
-            recorded.append((seat, trusted))
+            recorded.append((seat, Play(action.cards_mask, combo.phoenix, 0, -1, action.tichu, combo)))
         else:
             raise InvalidActionError(
                 f"a bomb window is answered with 'decline' or a bomb, not {action}", "R-BOMB-9"
@@ -998,6 +1000,9 @@ def _resolve_window(st: State, events: list[Event]) -> None:
             if bomber == seat:
                 combo = play._combo
                 assert combo is not None
+                if play.tichu and _call_problem(st, seat) is None:
+                    st.calls = _set(st.calls, seat, 1)  # R-CALL-7: the call, then the play
+                    events.append(Called(seat, "tichu"))
                 _do_play(st, seat, play, combo, True, events)
                 return
         return
@@ -1182,13 +1187,13 @@ def _apply_play(state: State, seat: int, play: Play, owned: bool, events: list[E
                 raise IllegalActionError(problem[1], problem[0])
         combo, in_window = _validate_play(state, seat, play)
     st = _own(state, owned)
-    if play.tichu:
+    if play.tichu and not in_window:
         st.calls = _set(st.calls, seat, 1)
         events.append(Called(seat, "tichu"))
     if in_window:
-        # Recorded, not yet public: it applies once every seat before it has declined.
-        trusted = Play(play.cards_mask, combo.phoenix)
-        trusted._combo = combo
+        # Recorded, not yet public: it applies once every seat before it has declined. A call
+        # it carries is made only if it applies, else the call would reveal a submitted bomb.
+        trusted = Play(play.cards_mask, combo.phoenix, 0, -1, play.tichu, combo)
         st.window_bombs = _in_window_order(st, st.window_bombs + ((seat, trusted),))
         _resolve_window(st, events)
         return st

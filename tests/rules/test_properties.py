@@ -839,9 +839,9 @@ class Playout:
 
 # ----------------------------------------------------------------------------- playout tests
 
-# Runtime budget: about 70 s of CPU for this whole file on the 2-core development machine.
+# Runtime budget: about 65 s of CPU for this whole file on the 2-core development machine.
 # Each test's example count is multiplied by $TICHU_PROPERTY_SCALE (default 1) for deeper runs,
-# e.g. TICHU_PROPERTY_SCALE=10 plays about 11,000 games.
+# e.g. TICHU_PROPERTY_SCALE=10 plays about 10,000 games.
 SCALE = float(os.environ.get("TICHU_PROPERTY_SCALE", "1"))
 SAMPLED_RATE = 0.015  # the share of steps that get every check in the many-games tests
 
@@ -877,14 +877,14 @@ def test_fully_checked_playouts_6p(config: RulesConfig, seed: int | str, choices
     Playout(config, seed, choices, rounds).run()
 
 
-@playout_settings(750)
+@playout_settings(650)
 @given(config=configs(4), seed=SEEDS, choices=SEEDS_OF_CHOICES)
 def test_many_playouts_4p(config: RulesConfig, seed: int | str, choices: int) -> None:
     """One round each; the cheap properties on every step, all of them on sampled steps."""
     Playout(config, seed, choices, 1, heavy_rate=SAMPLED_RATE).run()
 
 
-@playout_settings(360)
+@playout_settings(320)
 @given(config=configs(6), seed=SEEDS, choices=SEEDS_OF_CHOICES)
 def test_many_playouts_6p(config: RulesConfig, seed: int | str, choices: int) -> None:
     """One round each; the cheap properties on every step, all of them on sampled steps."""
