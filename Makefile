@@ -26,6 +26,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
+	$(BIN)/python bench/referee_bench.py
 
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate

@@ -1,0 +1,1231 @@
+"""Referee speed over gRPC: decision round trips against a bare echo, hands/s, tables per process.
+
+Run `.venv/bin/python bench/referee_bench.py` (about 3 minutes on 2 cores) or `--quick` (under 30 s);
+`--only round-trip|hands|tables` runs one figure. Everything runs on 127.0.0.1. The referee runs
+in a process of its own (`start_server`, as `tichu serve` runs it) beside a bare grpc.aio echo
+service and a control service that reads the tables' statistics; clients run in other processes.
+
+1. Round trip per decision. (a) A bare grpc.aio bidirectional stream: the client writes a
+   BotMessage and waits for the RefereeMessage the echo servicer returns. (b) The referee: four
+   scripted seats answer every DecisionRequest at once (no calls, bomb windows declined, else the
+   first legal action); a round trip runs from the Decision leaving the seat to the first message
+   the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
+   window resolves on its last answer, so only that answer of a window is timed. The two paths
+   alternate in chunks (AB, BA, ...) so that the machine's noise hits both alike; the referee
+   process's CPU time per echo and per decision is read between chunks.
+2. Hands per second: one whole match between four sample bots, each a `tichu bot` process as in
+   `tichu demo`: rounds scored / seconds from the match's start to its result (table records).
+3. Tables per referee process: K matches at once, four scripted seats each, driven by two client
+   processes (whole tables each), at a 200 ms decision limit. A step passes when every seat
+   connected, no decision timed out (the tables' statistics, the whole step) and the p99 round
+   trip is under 5 ms. The ladder climbs 25, 50, 100, 150, 200, ... while nothing times out, then,
+   if no step passed, steps down (10, 3, 1). `--think-ms 0,100` runs a ladder per think time
+   (bomb windows are always answered at once, as the SDK does for a hand without a bomb).
+
+The machine is shared and noisy: compare figures of one run with each other, and read them with
+the load average printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import functools
+import json
+import math
+import multiprocessing
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from referee import log
+from referee.codec import pb
+from referee.server import RunningServer, start_server
+from referee.table import ClockSettings
+from referee.wire.tichu.v1 import referee_pb2_grpc
+
+REPO = Path(__file__).resolve().parent.parent
+LOOPBACK = "127.0.0.1"
+ECHO_PLAY = "/bench.Echo/Play"
+CONTROL_CPU = "/bench.Control/Cpu"
+CONTROL_STATS = "/bench.Control/Stats"
+CONTROL_FINISHED = "/bench.Control/Finished"
+CONTROL_STOP = "/bench.Control/Stop"
+# The bars the figures are reported against.
+P50_BAR_MS = 1.0
+P99_BAR_MS = 5.0
+RATIO_BAR = 2.0
+# Figure 1: clocks that never run out during the pauses between chunks.
+PATIENT = ClockSettings(decision_ms=600_000, bank_ms=0, window_ms=600_000)
+# Figure 2: the demo's clocks.
+DEMO = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=1_000, max_violations=20)
+# Figure 3: a 200 ms limit for decisions and windows, the default grace, no forfeits.
+TIGHT = ClockSettings(decision_ms=200, bank_ms=0, window_ms=200, max_violations=1_000_000)
+# Figures 1 and 3 play long games: a step ends at its time limit, not with the games.
+LONG_GAME = '{"target_score": 10000}'
+BOTS = {
+    "random": "clients.random_bot:RandomBot",
+    "heuristic": "clients.heuristic_bot:HeuristicBot",
+    "showcase": "clients.showcase_bot:ShowcaseBot",
+}
+LADDER_UP = (25, 50, 100, 150, 200, 300, 400, 600, 800)
+LADDER_DOWN = (10, 3, 1)
+WORKERS = 2
+# --profile-server DIR: each referee process runs under cProfile and writes DIR/referee-NAME.prof.
+PROFILE_DIR = ""
+# The scripted seats' answers: no calls, bomb windows declined.
+QUIET = frozenset({"no_grand_tichu", "no_tichu", "decline"})
+K = pb.DecisionKind
+LABELS: dict[int, str] = {
+    K.DECISION_KIND_GRAND_TICHU: "call",
+    K.DECISION_KIND_TICHU_STEP: "call",
+    K.DECISION_KIND_EXCHANGE: "exchange",
+    K.DECISION_KIND_PLAY: "turn",
+    K.DECISION_KIND_DRAGON_GIFT: "turn",
+    K.DECISION_KIND_BOMB_WINDOW: "window",
+}
+# Every seat answers these at once: another seat's answer is not this seat's effect.
+SIMULTANEOUS: frozenset[int] = frozenset(
+    {K.DECISION_KIND_GRAND_TICHU, K.DECISION_KIND_TICHU_STEP, K.DECISION_KIND_EXCHANGE}
+)
+SEAT_EVENTS = frozenset({"called", "call_declined"})
+
+
+# ------------------------------------------------------------------------------------ figures
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(len(ordered) * fraction)) - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """A round-trip distribution in milliseconds: how many, the median, the 99th percentile."""
+
+    count: int
+    p50_ms: float
+    p99_ms: float
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> Latency:
+        """The distribution of round trips given in seconds."""
+        return cls(len(seconds), percentile(seconds, 0.50) * 1000, percentile(seconds, 0.99) * 1000)
+
+    def __str__(self) -> str:
+        return f"p50 {self.p50_ms:6.3f} ms  p99 {self.p99_ms:6.3f} ms  (n={self.count})"
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15 minute load averages."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def verdict(ok: bool) -> str:
+    """How a figure stands against its bar."""
+    return "meets the bar" if ok else "MISSES the bar"
+
+
+# ------------------------------------------------------------------------------ scripted seats
+
+
+class Samples:
+    """Round trips in seconds by decision class, kept when the decision left inside the window."""
+
+    def __init__(self) -> None:
+        self.by_class: dict[str, list[float]] = {}
+        self.window: tuple[float, float] | None = None  # monotonic (from, until); None = always
+        self.count = 0
+        self.decisions = 0  # decisions sent inside the window
+        self.messages = 0  # messages the seats received inside the window
+        self.rejections = 0
+        self.target = 0
+        self.reached = asyncio.Event()
+
+    def in_window(self, t: float) -> bool:
+        """Whether a decision sent at `t` counts."""
+        return self.window is None or self.window[0] <= t < self.window[1]
+
+    def add(self, label: str, sent: float, seconds: float) -> None:
+        """Keep one round trip."""
+        if self.in_window(sent):
+            self.by_class.setdefault(label, []).append(seconds)
+            self.count += 1
+            if self.target and self.count >= self.target:
+                self.reached.set()
+
+    def all(self) -> list[float]:
+        """Every round trip kept, whatever its class."""
+        return [s for values in self.by_class.values() for s in values]
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A decision sent whose effect the seat has not heard yet."""
+
+    request_id: int
+    version: int
+    kind: int
+    sent: float
+
+
+class TableClient:
+    """The four scripted seats of one match, on one channel; each answers every request at once."""
+
+    def __init__(
+        self,
+        channel: Any,
+        tokens: Sequence[str],
+        samples: Samples,
+        *,
+        gate: asyncio.Event | None = None,
+        think_s: float = 0.0,
+    ) -> None:
+        self.stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+        self.samples = samples
+        self.gate = gate  # figure 1: the seats answer only while it is set
+        self.think_s = think_s
+        self.seats = [_Seat(self, seat, token) for seat, token in enumerate(tokens)]
+        self.window_last = (-1, -1)  # (state version, seat) of the last bomb-window answer sent
+        self.welcomed = 0
+        self.result: pb.MatchResult | None = None
+        self.ended: dict[str, int] = {}  # how the streams ended: a gRPC status name, or "OK"
+
+    async def play(self) -> None:
+        """Play until every seat's stream has ended."""
+        await asyncio.gather(*(seat.run() for seat in self.seats))
+
+    def in_flight(self) -> bool:
+        """Whether a decision other than a bomb-window answer still waits for its effect."""
+        return any(
+            s.pending is not None and s.pending.kind != K.DECISION_KIND_BOMB_WINDOW for s in self.seats
+        )
+
+
+class _Seat:
+    """One scripted seat on its Play stream."""
+
+    def __init__(self, table: TableClient, seat: int, token: str) -> None:
+        self.table = table
+        self.seat = seat
+        self.token = token
+        self.call: Any = None
+        self.hand: list[str] = []
+        self.pending: _Pending | None = None
+        self.last_answered = 0
+
+    async def run(self) -> None:
+        """Hello, then read and answer until the stream ends."""
+        call = self.call = self.table.stub.Play()
+        ended = "OK"
+        try:
+            await call.write(
+                pb.BotMessage(
+                    hello=pb.Hello(token=self.token, bot_name=f"bench-{self.seat}", protocol_version=1)
+                )
+            )
+            while True:
+                msg = await call.read()
+                arrived = time.monotonic()
+                if msg is grpc.aio.EOF:
+                    break
+                await self._handle(msg, arrived)
+        except grpc.aio.AioRpcError as error:
+            ended = error.code().name
+        except asyncio.CancelledError:
+            ended = "CANCELLED"
+            raise
+        finally:
+            self.table.ended[ended] = self.table.ended.get(ended, 0) + 1
+            call.cancel()
+
+    async def _handle(self, msg: pb.RefereeMessage, arrived: float) -> None:
+        kind = msg.WhichOneof("kind")
+        if self.table.samples.in_window(arrived):
+            self.table.samples.messages += 1
+        if self.pending is not None:
+            self._settle(self.pending, kind, msg, arrived)
+        if kind == "request":
+            await self._answer(msg.request)
+        elif kind == "event":
+            if msg.event.type == "cards_dealt":
+                self.hand.extend(json.loads(msg.event.json)["cards"].split())
+            elif msg.event.type == "round_started":
+                self.hand.clear()
+        elif kind == "ping":
+            await self.call.write(pb.BotMessage(pong=pb.Pong(nonce=msg.ping.nonce)))
+        elif kind == "snapshot":
+            self.hand = json.loads(msg.snapshot.observation_json).get("hand", "").split()
+            for request in msg.snapshot.pending:
+                await self._answer(request)
+        elif kind == "welcome":
+            self.table.welcomed += 1
+        elif kind == "rejection":
+            self.table.samples.rejections += 1
+        elif kind == "result":
+            self.table.result = msg.result
+
+    def _settle(self, pending: _Pending, kind: str | None, msg: pb.RefereeMessage, arrived: float) -> None:
+        """Time the decision if `msg` is the first message its effect caused."""
+        if kind == "event":
+            event = msg.event
+            if event.state_version <= pending.version:
+                return
+            if (
+                pending.kind in SIMULTANEOUS
+                and event.type in SEAT_EVENTS
+                and json.loads(event.json).get("seat") != self.seat
+            ):
+                return  # another seat's answer to the same question
+        elif kind == "rejection":
+            if msg.rejection.request_id != pending.request_id:
+                return
+        elif kind == "request":
+            if msg.request.state_version <= pending.version:
+                return
+        elif kind == "cancelled":
+            if msg.cancelled.request_id == pending.request_id:
+                self.pending = None
+            return
+        else:
+            return
+        self.pending = None
+        resolved_window = self.table.window_last == (pending.version, self.seat)
+        if pending.kind == K.DECISION_KIND_BOMB_WINDOW and not resolved_window:
+            return  # not the answer that resolved the window
+        self.table.samples.add(LABELS.get(pending.kind, "other"), pending.sent, arrived - pending.sent)
+
+    async def _answer(self, request: pb.DecisionRequest) -> None:
+        if request.request_id <= self.last_answered:
+            return  # a snapshot repeats a request that came before
+        self.last_answered = request.request_id
+        gate = self.table.gate
+        if gate is not None and not gate.is_set():
+            await gate.wait()
+        if self.table.think_s and request.kind != K.DECISION_KIND_BOMB_WINDOW:
+            # As the SDK does for a hand without a bomb, windows are answered at once.
+            await asyncio.sleep(self.table.think_s)
+        action = self._choose(request)
+        sent = time.monotonic()
+        self.pending = _Pending(request.request_id, request.state_version, request.kind, sent)
+        if request.kind == K.DECISION_KIND_BOMB_WINDOW:
+            self.table.window_last = (request.state_version, self.seat)
+        samples = self.table.samples
+        if samples.in_window(sent):
+            samples.decisions += 1
+        await self.call.write(
+            pb.BotMessage(
+                decision=pb.Decision(
+                    request_id=request.request_id, action=action, state_version=request.state_version
+                )
+            )
+        )
+
+    def _choose(self, request: pb.DecisionRequest) -> pb.Action:
+        """No calls, windows declined, the first cards of the deal given away, else the first legal action."""
+        if request.kind == K.DECISION_KIND_EXCHANGE:
+            gifts = [
+                pb.Gift(to=to, card=card) for to, card in zip(request.exchange_to, self.hand, strict=False)
+            ]
+            return pb.Action(exchange=pb.ExchangeCards(gifts=gifts))
+        for action in request.legal_actions:
+            if action.text in QUIET:
+                return action
+        return request.legal_actions[0]
+
+
+# ------------------------------------------------------------------------------ server process
+
+
+def _json_handler(behaviour: Callable[[dict[str, Any]], Any]) -> Any:
+    """A unary method taking and returning a JSON object as bytes."""
+
+    async def handle(request: bytes, context: Any) -> bytes:
+        result = behaviour(json.loads(request or b"{}"))
+        if asyncio.iscoroutine(result):
+            result = await result
+        return json.dumps(result).encode()
+
+    return grpc.unary_unary_rpc_method_handler(handle)
+
+
+def _echo_handler() -> Any:
+    """The bare echo: one RefereeMessage (an event, as small as a real one) for each BotMessage."""
+
+    async def play(requests: Any, context: Any) -> Any:
+        seq = 0
+        async for _ in requests:
+            seq += 1
+            yield pb.RefereeMessage(
+                event=pb.GameEvent(
+                    seq=seq, state_version=seq, type="passed", json='{"type":"passed","seat":0}'
+                )
+            )
+
+    return grpc.stream_stream_rpc_method_handler(
+        play,
+        request_deserializer=pb.BotMessage.FromString,
+        response_serializer=pb.RefereeMessage.SerializeToString,
+    )
+
+
+def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
+    """The echo and control services that sit beside the referee in its process."""
+    service = running.service
+
+    def cpu(_: dict[str, Any]) -> dict[str, Any]:
+        return {"cpu_s": time.process_time(), "at": time.monotonic()}
+
+    def stats(_: dict[str, Any]) -> dict[str, Any]:
+        seats = [s for table in service.tables.values() for s in table.statistics()["seats"]]
+        statuses = [table.status for table in service.tables.values()]
+        return {
+            "cpu_s": time.process_time(),
+            "at": time.monotonic(),
+            "tables": len(statuses),
+            "running": statuses.count("running"),
+            "finished": statuses.count("finished"),
+            "decisions": sum(s["decisions"] for s in seats),
+            "timeouts": sum(s["timeouts"] for s in seats),
+            "violations": sum(s["violations"] for s in seats),
+            "rejections": sum(s["rejections"] for s in seats),
+        }
+
+    async def finished(request: dict[str, Any]) -> dict[str, Any]:
+        table = service.tables[request["match_id"]]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(table.finished.wait(), float(request["timeout_s"]))
+        times = {r["kind"]: r["t_ms"] for r in table.records if r["kind"] in ("started", "result")}
+        rounds = sum(
+            1 for r in table.records if r["kind"] == "event" and r["event"]["type"] == "round_scored"
+        )
+        seats = table.statistics()["seats"]
+        return {
+            "finished": table.finished.is_set(),
+            "rounds": rounds,
+            "game_s": (times.get("result", 0.0) - times.get("started", 0.0)) / 1000,
+            "decisions": sum(s["decisions"] for s in seats),
+            "timeouts": sum(s["timeouts"] for s in seats),
+            "scores": list(table.state.scores),
+        }
+
+    def stop_soon(_: dict[str, Any]) -> dict[str, Any]:
+        asyncio.get_running_loop().call_later(0.05, stop.set)  # after this reply has left
+        return {}
+
+    return [
+        grpc.method_handlers_generic_handler("bench.Echo", {"Play": _echo_handler()}),
+        grpc.method_handlers_generic_handler(
+            "bench.Control",
+            {
+                "Cpu": _json_handler(cpu),
+                "Stats": _json_handler(stats),
+                "Finished": _json_handler(finished),
+                "Stop": _json_handler(stop_soon),
+            },
+        ),
+    ]
+
+
+async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float) -> None:
+    running = await start_server(f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock)
+    stop = asyncio.Event()
+    aux = grpc.aio.server()
+    aux.add_generic_rpc_handlers(_aux_handlers(running, stop))
+    aux_port = aux.add_insecure_port(f"{LOOPBACK}:0")
+    await aux.start()
+    conn.send((running.port, aux_port))
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), lifetime_s)
+    finally:
+        await running.stop(0.5)
+        await aux.stop(0.5)
+
+
+def serve_in_process(
+    conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float, profile_to: str = ""
+) -> None:
+    """Entry point of the server process: the referee, the echo and the control services."""
+    # Timeouts are counted from the tables' statistics; the log keeps only errors.
+    log.configure(level="error", force=True)
+    if not profile_to:
+        asyncio.run(_serve(conn, organiser, clock, lifetime_s))
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        asyncio.run(_serve(conn, organiser, clock, lifetime_s))
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile_to)
+
+
+def _spawn() -> Any:
+    """Processes start fresh (no fork of a process that holds gRPC state)."""
+    return multiprocessing.get_context("spawn")
+
+
+class ServerProcess:
+    """A referee in a process of its own, and synchronous organiser and control calls to it."""
+
+    def __init__(
+        self, clock: ClockSettings, name: str, lifetime_s: float = 900.0, start_timeout_s: float = 60.0
+    ) -> None:
+        self.organiser = secrets.token_urlsafe(16)
+        self.metadata = (("authorization", f"Bearer {self.organiser}"),)
+        profile_to = str(Path(PROFILE_DIR) / f"referee-{name}.prof") if PROFILE_DIR else ""
+        parent, child = _spawn().Pipe()
+        self.process = _spawn().Process(
+            target=serve_in_process, args=(child, self.organiser, clock, lifetime_s, profile_to), daemon=True
+        )
+        self.process.start()
+        child.close()
+        if not parent.poll(start_timeout_s):
+            self.process.kill()
+            raise RuntimeError("the referee process did not start")
+        referee_port, aux_port = parent.recv()
+        self.address = f"{LOOPBACK}:{referee_port}"
+        self.aux_address = f"{LOOPBACK}:{aux_port}"
+        self._channel = grpc.insecure_channel(self.address)
+        self._aux = grpc.insecure_channel(self.aux_address)
+        self.stub = referee_pb2_grpc.RefereeStub(self._channel)  # type: ignore[no-untyped-call]
+
+    def control(self, method: str, deadline_s: float = 30.0, **request: Any) -> dict[str, Any]:
+        """Call a control method; its JSON answer."""
+        call = self._aux.unary_unary(method)
+        answer: dict[str, Any] = json.loads(call(json.dumps(request).encode(), timeout=deadline_s))
+        return answer
+
+    def create_matches(
+        self, count: int, rules_json: str, seed: str, preset: str = "official"
+    ) -> list[pb.CreateMatchResponse]:
+        """Create `count` matches through the organiser API."""
+        return [
+            self.stub.CreateMatch(
+                pb.CreateMatchRequest(preset=preset, rules_json=rules_json, seed=f"{seed}/{n}"),
+                metadata=self.metadata,
+                timeout=30,
+            )
+            for n in range(count)
+        ]
+
+    def stop(self) -> None:
+        """Stop the referee (its streams end) and wait for the process to exit."""
+        with contextlib.suppress(grpc.RpcError):
+            self.control(CONTROL_STOP, deadline_s=5)
+        self._channel.close()
+        self._aux.close()
+        self.process.join(15)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+
+
+# ----------------------------------------------------------------------- 1. round trip per decision
+
+
+@dataclass(frozen=True, slots=True)
+class RoundTrips:
+    """Figure 1: the bare echo's round trips and the referee's, measured side by side."""
+
+    echo: Latency
+    referee: Latency
+    by_class: dict[str, Latency]
+    echo_cpu_us: float  # the server process's CPU time per echo round trip
+    decision_cpu_us: float  # the referee process's CPU time per decision (timed or not)
+    decisions: int  # decisions the seats sent, timed or not
+    messages: int  # messages the seats received
+    matches: int
+    rejections: int
+
+    @property
+    def ratio_p50(self) -> float:
+        """Referee p50 / echo p50."""
+        return self.referee.p50_ms / self.echo.p50_ms if self.echo.p50_ms else math.inf
+
+    @property
+    def ratio_p99(self) -> float:
+        """Referee p99 / echo p99."""
+        return self.referee.p99_ms / self.echo.p99_ms if self.echo.p99_ms else math.inf
+
+    @property
+    def meets_bars(self) -> bool:
+        """p50 under 1 ms, p99 under 5 ms, both under twice the echo's."""
+        return (
+            self.referee.p50_ms < P50_BAR_MS
+            and self.referee.p99_ms < P99_BAR_MS
+            and self.ratio_p50 < RATIO_BAR
+            and self.ratio_p99 < RATIO_BAR
+        )
+
+
+class _MatchSeries:
+    """Matches played one after another by four scripted seats, paused between chunks."""
+
+    def __init__(
+        self, channel: Any, metadata: Sequence[tuple[str, str]], samples: Samples, seed: str
+    ) -> None:
+        self.channel = channel
+        self.stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+        self.metadata = metadata
+        self.samples = samples
+        self.seed = seed
+        self.gate = asyncio.Event()
+        self.table: TableClient | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.matches = 0
+
+    async def _start(self) -> None:
+        created = await self.stub.CreateMatch(
+            pb.CreateMatchRequest(rules_json=LONG_GAME, seed=f"{self.seed}/{self.matches}"),
+            metadata=self.metadata,
+        )
+        self.matches += 1
+        self.table = TableClient(self.channel, list(created.seat_tokens), self.samples, gate=self.gate)
+        self.task = asyncio.create_task(self.table.play())
+
+    async def chunk(self, count: int, timeout_s: float) -> None:
+        """Let the seats answer until `count` more round trips are timed, then pause them."""
+        self.samples.target = self.samples.count + count
+        self.samples.reached.clear()
+        self.gate.set()
+        try:
+            async with asyncio.timeout(timeout_s):
+                while self.samples.count < self.samples.target:
+                    if self.task is None or self.task.done():
+                        await self._start()
+                    assert self.task is not None
+                    reached = asyncio.ensure_future(self.samples.reached.wait())
+                    await asyncio.wait({reached, self.task}, return_when=asyncio.FIRST_COMPLETED)
+                    reached.cancel()
+        finally:
+            self.gate.clear()
+            self.samples.target = 0
+        # Let the decisions in flight land before the echo runs.
+        for _ in range(100):
+            if self.table is None or not self.table.in_flight():
+                break
+            await asyncio.sleep(0.002)
+
+    async def close(self) -> None:
+        """End the current match's streams (seats held at the gate included)."""
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                await self.task
+
+
+async def _echo_chunk(call: Any, count: int, into: list[float]) -> None:
+    message = pb.BotMessage(
+        decision=pb.Decision(
+            request_id=1, action=pb.Action(pass_turn=pb.Empty(), text="pass"), state_version=1
+        )
+    )
+    for _ in range(count):
+        sent = time.monotonic()
+        await call.write(message)
+        reply = await call.read()
+        into.append(time.monotonic() - sent)
+        if reply is grpc.aio.EOF:
+            raise RuntimeError("the echo stream ended")
+
+
+async def _round_trips(server: ServerProcess, decisions: int, chunk: int, seed: str) -> RoundTrips:
+    samples = Samples()
+    echo_times: list[float] = []
+    chunk_timeout_s = max(30.0, chunk * 0.05)
+    cpu_s = {"echo": 0.0, "referee": 0.0}  # the referee process's CPU time during each path's chunks
+    async with (
+        grpc.aio.insecure_channel(server.address) as channel,
+        grpc.aio.insecure_channel(server.aux_address) as aux,
+    ):
+        echo = aux.stream_stream(
+            ECHO_PLAY,
+            request_serializer=pb.BotMessage.SerializeToString,
+            response_deserializer=pb.RefereeMessage.FromString,
+        )()
+        read_cpu = aux.unary_unary(CONTROL_CPU)
+        series = _MatchSeries(channel, server.metadata, samples, seed)
+
+        async def timed(path: str, run: Callable[[], Awaitable[None]]) -> None:
+            before = json.loads(await read_cpu(b"{}", timeout=10))["cpu_s"]
+            await run()
+            cpu_s[path] += json.loads(await read_cpu(b"{}", timeout=10))["cpu_s"] - before
+
+        try:
+            # Warm up both paths, then forget what they measured.
+            await _echo_chunk(echo, min(chunk, 200), [])
+            await series.chunk(min(chunk, 200), chunk_timeout_s)
+            samples.by_class.clear()
+            samples.count = samples.rejections = samples.decisions = samples.messages = 0
+            chunks = max(1, math.ceil(decisions / chunk))
+            for n in range(chunks):
+                size = min(chunk, decisions - n * chunk)
+                runs: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+                    ("echo", functools.partial(_echo_chunk, echo, size, echo_times)),
+                    ("referee", functools.partial(series.chunk, size, chunk_timeout_s)),
+                ]
+                # AB, then BA: neither path always runs right after the other.
+                for path, run in runs if n % 2 == 0 else runs[::-1]:
+                    await timed(path, run)
+        finally:
+            echo.cancel()
+            await series.close()
+    return RoundTrips(
+        echo=Latency.of(echo_times),
+        referee=Latency.of(samples.all()),
+        by_class={label: Latency.of(values) for label, values in sorted(samples.by_class.items())},
+        echo_cpu_us=cpu_s["echo"] / max(1, len(echo_times)) * 1e6,
+        decision_cpu_us=cpu_s["referee"] / max(1, samples.decisions) * 1e6,
+        decisions=samples.decisions,
+        messages=samples.messages,
+        matches=series.matches,
+        rejections=samples.rejections,
+    )
+
+
+def measure_round_trips(decisions: int = 5000, chunk: int = 250, seed: str = "bench") -> RoundTrips:
+    """Figure 1: `decisions` referee round trips and as many echo round trips, alternating in chunks."""
+    server = ServerProcess(PATIENT, "round-trip")
+    try:
+        return asyncio.run(
+            asyncio.wait_for(_round_trips(server, decisions, chunk, seed), 120 + decisions * 0.05)
+        )
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------------- 2. hands per second
+
+
+@dataclass(frozen=True, slots=True)
+class Hands:
+    """Figure 2: one whole match between bot processes."""
+
+    bot: str
+    rounds: int
+    game_s: float  # from the match's start (every seat connected) to its result
+    wall_s: float  # from launching the bot processes to the result
+    decisions: int
+    timeouts: int
+    finished: bool
+    exit_codes: tuple[int | None, ...]
+
+    @property
+    def hands_per_s(self) -> float:
+        """Rounds scored per second of play."""
+        return self.rounds / self.game_s if self.game_s > 0 else 0.0
+
+
+def measure_hands(
+    bot: str = "random", rules_json: str = "", seed: str = "2024", timeout_s: float = 600.0
+) -> Hands:
+    """Figure 2: four `tichu bot` processes play one match on a referee process; rounds per second."""
+    processes: list[subprocess.Popen[bytes]] = []
+    with contextlib.ExitStack() as stack:
+        server = ServerProcess(DEMO, "hands")
+        stack.callback(server.stop)
+        created = server.create_matches(1, rules_json=rules_json, seed=seed)[0]
+        logs = [stack.enter_context(tempfile.TemporaryFile()) for _ in created.seat_tokens]
+        stack.callback(_kill, processes)
+        started = time.monotonic()
+        for seat, (token, err) in enumerate(zip(created.seat_tokens, logs, strict=True)):
+            env = {**os.environ, "TICHU_TOKEN": token, "TICHU_LOG_LEVEL": "warning"}
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "referee.cli", "bot", BOTS[bot], "--server", server.address,
+                     "--insecure", "--name", f"{bot}-{seat}"],
+                    env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err,
+                )
+            )  # fmt: skip
+        info = server.control(
+            CONTROL_FINISHED, deadline_s=timeout_s + 30, match_id=created.match_id, timeout_s=timeout_s
+        )
+        wall_s = time.monotonic() - started
+        codes: list[int | None] = []
+        for process in processes:
+            try:
+                codes.append(process.wait(30))
+            except subprocess.TimeoutExpired:
+                codes.append(None)
+        if any(code != 0 for code in codes):
+            for err in logs:
+                err.seek(0)
+                sys.stderr.write(err.read().decode(errors="replace")[-2000:])
+        return Hands(
+            bot=bot,
+            rounds=int(info["rounds"]),
+            game_s=float(info["game_s"]),
+            wall_s=wall_s,
+            decisions=int(info["decisions"]),
+            timeouts=int(info["timeouts"]),
+            finished=bool(info["finished"]),
+            exit_codes=tuple(codes),
+        )
+    raise AssertionError("unreachable")  # the ExitStack returns or raises
+
+
+def _kill(processes: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Kill the bot processes still running (ours, by their handles)."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+
+
+# ------------------------------------------------------------------------------ 3. tables per process
+
+
+async def _cpu_between(start: float, end: float) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) this process used between two monotonic times."""
+    await asyncio.sleep(max(0.0, start - time.monotonic()))
+    cpu, wall = time.process_time(), time.monotonic()
+    await asyncio.sleep(max(0.0, end - time.monotonic()))
+    return time.process_time() - cpu, time.monotonic() - wall
+
+
+async def _drive(
+    conn: Connection,
+    address: str,
+    tables: Sequence[Sequence[str]],
+    think_s: float,
+    limit_s: float,
+    connect_s: float,
+) -> dict[str, Any]:
+    deadline = time.monotonic() + limit_s
+    samples = Samples()
+    samples.window = (math.inf, math.inf)  # nothing counts until the window is known
+    # One connection per table, as separate bots would have (not one shared subchannel).
+    channels = [
+        grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in tables
+    ]
+    clients = [
+        TableClient(channel, tokens, samples, think_s=think_s)
+        for channel, tokens in zip(channels, tables, strict=True)
+    ]
+    began = time.monotonic()
+    connect_by = began + connect_s
+    # Every seat but the last of each table first: no game starts (and loads the machine) while
+    # the others are still connecting. Then the last seats, and the games start nearly together.
+    tasks: list[asyncio.Task[None]] = []
+    for first, last in ((0, -1), (-1, None)):
+        tasks += [asyncio.create_task(seat.run()) for c in clients for seat in c.seats[first:last]]
+        while sum(c.welcomed for c in clients) < len(tasks) and time.monotonic() < connect_by:
+            await asyncio.sleep(0.01)
+    conn.send(("ready", (sum(c.welcomed for c in clients), time.monotonic() - began)))
+    start, until = await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+    samples.window = (start, until)
+    cpu_s, wall_s = await _cpu_between(start, until)
+    # The main process stops the referee after the window, which ends the streams.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(
+            asyncio.gather(*tasks, return_exceptions=True), max(0.1, deadline - time.monotonic())
+        )
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for channel in channels:
+        await channel.close()
+    return {
+        "samples": samples.by_class,
+        "decisions": samples.decisions,
+        "rejections": samples.rejections,
+        "cpu_s": cpu_s,
+        "wall_s": wall_s,
+    }
+
+
+def drive_in_process(conn: Connection) -> None:
+    """Entry point of a client process: the scripted seats of the tables it is given, step by step."""
+    log.configure(level="warning", force=True)
+    while True:
+        try:
+            command = conn.recv()
+        except EOFError:
+            return
+        if command[0] != "step":
+            return
+        _, address, tables, think_s, limit_s, connect_s = command
+        conn.send(("done", asyncio.run(_drive(conn, address, tables, think_s, limit_s, connect_s))))
+
+
+class _Workers:
+    """The client processes of figure 3; each drives whole tables (all four seats of each)."""
+
+    def __init__(self, count: int) -> None:
+        context = _spawn()
+        self.pipes: list[Connection] = []
+        self.processes: list[Any] = []
+        for _ in range(count):
+            parent, child = context.Pipe()
+            process = context.Process(target=drive_in_process, args=(child,), daemon=True)
+            process.start()
+            child.close()
+            self.pipes.append(parent)
+            self.processes.append(process)
+
+    def send(self, messages: Sequence[Any]) -> None:
+        """One message to each process, in order."""
+        for pipe, message in zip(self.pipes, messages, strict=True):
+            pipe.send(message)
+
+    def expect(self, kind: str, timeout_s: float) -> list[Any]:
+        """Each process's next message, which must be of `kind`; its payloads."""
+        deadline = time.monotonic() + timeout_s
+        payloads = []
+        for pipe in self.pipes:
+            if not pipe.poll(max(0.0, deadline - time.monotonic())):
+                raise RuntimeError(f"a client process sent no {kind!r} within {timeout_s:.0f} s")
+            message = pipe.recv()
+            if message[0] != kind:
+                raise RuntimeError(f"a client process sent {message[0]!r}, not {kind!r}")
+            payloads.append(message[1])
+        return payloads
+
+    def close(self) -> None:
+        """Ask the processes to exit; kill the ones that do not."""
+        for pipe in self.pipes:
+            with contextlib.suppress(OSError):
+                pipe.send(("exit",))
+        for process in self.processes:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """Figure 3, one step: K tables at once on one referee process, timed over a window."""
+
+    tables: int
+    seats_connected: int
+    latency: Latency
+    decisions_per_s: float
+    timeouts: int  # in the whole step, connections and warm-up included
+    window_timeouts: int  # in the timed window
+    rejections: int
+    server_cpu: float  # cores the referee process used in the window
+    clients_cpu: float  # cores the client processes used, together
+    connect_s: float  # seconds until every seat had its Welcome
+    step_s: float  # the whole step, the referee process's start and stop included
+
+    @property
+    def cpu_per_decision_us(self) -> float:
+        """The referee process's CPU time per decision."""
+        return self.server_cpu / self.decisions_per_s * 1e6 if self.decisions_per_s else 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Every seat connected, no decision timed out, the p99 round trip under 5 ms."""
+        return (
+            self.seats_connected == 4 * self.tables
+            and self.timeouts == 0
+            and self.latency.count > 0
+            and self.latency.p99_ms < P99_BAR_MS
+        )
+
+
+def run_step(
+    workers: _Workers, tables: int, warmup_s: float, measure_s: float, think_s: float, seed: str
+) -> Step:
+    """Serve `tables` matches on a fresh referee process; time the round trips over the window."""
+    began = time.monotonic()
+    count = len(workers.pipes)
+    connect_s = 20.0 + tables * 0.1
+    server = ServerProcess(TIGHT, f"tables-{tables}")
+    stepped = windowed = False
+    try:
+        tokens = [list(c.seat_tokens) for c in server.create_matches(tables, LONG_GAME, f"{seed}/{tables}")]
+        limit_s = connect_s + warmup_s + measure_s + 30
+        workers.send(
+            [("step", server.address, tokens[i::count], think_s, limit_s, connect_s) for i in range(count)]
+        )
+        stepped = True
+        ready = workers.expect("ready", connect_s + 30)
+        connected = sum(welcomed for welcomed, _ in ready)
+        start = time.monotonic() + warmup_s
+        until = start + measure_s
+        workers.send([(start, until)] * count)
+        windowed = True
+        time.sleep(max(0.0, start - time.monotonic()))
+        before = server.control(CONTROL_STATS)
+        time.sleep(max(0.0, until - time.monotonic()))
+        after = server.control(CONTROL_STATS)
+    finally:
+        if stepped and not windowed:
+            with contextlib.suppress(OSError):
+                workers.send([(0.0, 0.0)] * count)  # an empty window: let them finish
+        server.stop()
+    results = workers.expect("done", 60)
+    seconds = [s for r in results for values in r["samples"].values() for s in values]
+    clients_wall = max(r["wall_s"] for r in results) or 1.0
+    return Step(
+        tables=tables,
+        seats_connected=connected,
+        latency=Latency.of(seconds),
+        decisions_per_s=sum(r["decisions"] for r in results) / measure_s,
+        timeouts=int(after["timeouts"]),
+        window_timeouts=int(after["timeouts"] - before["timeouts"]),
+        rejections=int(after["rejections"]),
+        server_cpu=(after["cpu_s"] - before["cpu_s"]) / max(1e-9, after["at"] - before["at"]),
+        clients_cpu=sum(r["cpu_s"] for r in results) / clients_wall,
+        connect_s=max(seconds for _, seconds in ready),
+        step_s=time.monotonic() - began,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """Figure 3: every step run, the largest K that passed, and the largest K without timeouts."""
+
+    steps: list[Step]
+    best: int  # the largest K that passed (0: none did)
+    steady: int  # the largest K with every seat connected and no timeouts (0: none)
+    capped: bool  # the climb reached its last step without timeouts: `steady` is a lower bound
+
+
+def measure_capacity(
+    max_tables: int = 200,
+    ladder: Sequence[int] | None = None,
+    warmup_s: float = 1.0,
+    measure_s: float = 4.0,
+    think_ms: float = 0.0,
+    seed: str = "bench",
+    budget_s: float = 600.0,
+    on_step: Callable[[Step], None] | None = None,
+) -> Capacity:
+    """Figure 3: climb the ladder of K tables while none times out; then, if none passed, step down."""
+    up = list(ladder) if ladder else [k for k in LADDER_UP if k <= max_tables]
+    deadline = time.monotonic() + budget_s
+    steps: list[Step] = []
+    workers = _Workers(WORKERS)
+
+    def step(tables: int) -> Step:
+        done = run_step(workers, tables, warmup_s, measure_s, think_ms / 1000, seed)
+        steps.append(done)
+        if on_step is not None:
+            on_step(done)
+        return done
+
+    try:
+        capped = True
+        for tables in up:
+            if time.monotonic() > deadline:
+                capped = False
+                break
+            done = step(tables)
+            if done.timeouts or done.seats_connected < 4 * tables:
+                capped = False  # the referee no longer keeps up: no point in more tables
+                break
+        if ladder is None and not any(s.passed for s in steps):
+            for tables in LADDER_DOWN:
+                if tables < min(up, default=1) and time.monotonic() < deadline and step(tables).passed:
+                    break
+    finally:
+        workers.close()
+    best = max((s.tables for s in steps if s.passed), default=0)
+    steady = max((s.tables for s in steps if not s.timeouts and s.seats_connected == 4 * s.tables), default=0)
+    return Capacity(steps=steps, best=best, steady=steady, capped=capped and bool(steps))
+
+
+# ------------------------------------------------------------------------------------------ main
+
+PARTS = ("round-trip", "hands", "tables")
+PYTHON = ".venv/bin/python bench/referee_bench.py"
+
+
+def _print_round_trips(result: RoundTrips, command: str) -> None:
+    print("\n1. Round trip per decision, loopback, side by side in chunks")
+    print(f"   (a) bare grpc.aio echo:   {result.echo}")
+    print(f"   (b) referee decision:     {result.referee}")
+    for label, latency in result.by_class.items():
+        print(f"       {label + ':':<22} {latency}")
+    added = result.referee.p50_ms - result.echo.p50_ms
+    print(
+        f"   (b)/(a): p50 x{result.ratio_p50:.2f}, p99 x{result.ratio_p99:.2f}; "
+        f"the referee adds {added:.3f} ms at p50"
+    )
+    print(
+        f"   server CPU: {result.decision_cpu_us:.0f} us per referee decision ({result.decisions} decisions, "
+        f"timed or not, {result.messages / max(1, result.decisions):.2f} messages to the seats each), "
+        f"{result.echo_cpu_us:.0f} us per echo"
+    )
+    print(
+        f"   bars: p50 < {P50_BAR_MS:g} ms, p99 < {P99_BAR_MS:g} ms, both < {RATIO_BAR:g}x the echo: "
+        f"{verdict(result.meets_bars)}  ({result.matches} matches, {result.rejections} rejections)"
+    )
+    print(f"   reproduce: {command}")
+
+
+def _print_hands(result: Hands, command: str) -> None:
+    print(f"\n2. Hands per second, a whole match, four {result.bot} bots as `tichu bot` processes")
+    state = "finished" if result.finished else "DID NOT FINISH"
+    print(
+        f"   {result.rounds} rounds in {result.game_s:.2f} s of play: {result.hands_per_s:.2f} hands/s "
+        f"({result.decisions} decisions, {result.decisions / max(result.game_s, 1e-9):.0f}/s; "
+        f"{result.timeouts} timeouts; {result.wall_s:.1f} s with process start-up; {state}; "
+        f"exit codes {list(result.exit_codes)})"
+    )
+    print(f"   reproduce: {command}")
+
+
+STEP_HEADER = (
+    f"   {'K':>5} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'timeouts':>12} "
+    f"{'ref CPU':>8} {'us/dec':>7} {'bots CPU':>9} {'connect':>8} {'step':>6}"
+)
+
+
+def _print_step(step: Step) -> None:
+    timeouts = f"{step.timeouts} ({step.window_timeouts})"
+    print(
+        f"   {step.tables:>5} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
+        f"{step.latency.p50_ms:>8.2f} {step.latency.p99_ms:>8.2f} {timeouts:>12} "
+        f"{step.server_cpu:>8.2f} {step.cpu_per_decision_us:>7.0f} {step.clients_cpu:>9.2f} "
+        f"{step.connect_s:>7.1f}s {step.step_s:>5.1f}s  {'ok' if step.passed else 'FAILS'}",
+        flush=True,
+    )
+
+
+Summary = list[tuple[str, str, str]]  # (figure, measured, bar)
+
+
+def _figure_round_trips(decisions: int, chunk: int, seed: str) -> Summary:
+    command = f"{PYTHON} --only round-trip --decisions {decisions} --chunk {chunk} --seed {seed}"
+    trips = measure_round_trips(decisions, chunk, seed)
+    _print_round_trips(trips, command)
+    return [
+        ("echo round trip p50 / p99", f"{trips.echo.p50_ms:.3f} / {trips.echo.p99_ms:.3f} ms", ""),
+        (
+            "referee round trip p50 / p99",
+            f"{trips.referee.p50_ms:.3f} / {trips.referee.p99_ms:.3f} ms",
+            f"< {P50_BAR_MS:g} / {P99_BAR_MS:g} ms",
+        ),
+        (
+            "referee / echo, p50 / p99",
+            f"x{trips.ratio_p50:.2f} / x{trips.ratio_p99:.2f}",
+            f"< x{RATIO_BAR:g}",
+        ),
+    ]
+
+
+def _figure_hands(bot: str, rules: str, seed: str) -> Summary:
+    rules_flag = f" --match-rules '{rules}'" if rules else ""
+    command = f"{PYTHON} --only hands --bot {bot}{rules_flag} --seed {seed}"
+    hands = measure_hands(bot, rules, seed)
+    _print_hands(hands, command)
+    return [(f"hands/s, {bot} bots", f"{hands.hands_per_s:.2f}", "")]
+
+
+def _figure_tables(
+    max_tables: int, ladder: list[int] | None, measure_s: float, warmup_s: float, think_ms: float, seed: str
+) -> Summary:
+    steps_flag = f" --tables {','.join(map(str, ladder))}" if ladder else f" --max-tables {max_tables}"
+    command = (
+        f"{PYTHON} --only tables{steps_flag} --measure-s {measure_s:g} --warmup-s {warmup_s:g}"
+        f" --think-ms {think_ms:g} --seed {seed}"
+    )
+    pace = "at once" if not think_ms else f"after {think_ms:g} ms (bomb windows at once)"
+    print(
+        f"\n3. Tables per referee process: 200 ms limit, {WORKERS} client processes, "
+        f"seats answer {pace}, {measure_s:g} s timed per step"
+    )
+    print(STEP_HEADER)
+    capacity = measure_capacity(max_tables, ladder, warmup_s, measure_s, think_ms, seed, on_step=_print_step)
+    best = str(capacity.best) if capacity.best else "none of those tried"
+    steady = ("at least " if capacity.capped else "") + str(capacity.steady)
+    print(f"   largest K with p99 < {P99_BAR_MS:g} ms and no timeouts: {best}")
+    print(f"   largest K without timeouts: {steady}")
+    print(
+        "   (dec/s: decisions answered per second; timeouts: in the step (in the timed window); "
+        "ref CPU, bots CPU: cores used by\n   the referee process and by the client processes; "
+        "us/dec: referee CPU per decision; connect: until every seat was welcomed)"
+    )
+    print(f"   reproduce: {command}")
+    return [
+        (f"tables, think {think_ms:g} ms", str(capacity.best), f"p99 < {P99_BAR_MS:g} ms, 0 timeouts"),
+        (f"tables, think {think_ms:g} ms", steady, "0 timeouts"),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the figures and print each with the command that reproduces it."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: under 30 s")
+    parser.add_argument("--only", action="append", choices=PARTS, help="run only this figure (repeatable)")
+    parser.add_argument("--decisions", type=int, help="figure 1: round trips of each kind (default 5000)")
+    parser.add_argument("--chunk", type=int, help="figure 1: round trips per chunk (default 250)")
+    parser.add_argument("--bot", choices=sorted(BOTS), default="random", help="figure 2: the sample bot")
+    parser.add_argument(
+        "--match-rules", help="figure 2: rules_json of the match (default: official, to 1000)"
+    )
+    parser.add_argument("--max-tables", type=int, help="figure 3: the ladder's cap (default 200)")
+    parser.add_argument("--tables", help="figure 3: the steps, e.g. 25,50 (default: the ladder)")
+    parser.add_argument("--measure-s", type=float, help="figure 3: seconds timed per step (default 4)")
+    parser.add_argument("--warmup-s", type=float, help="figure 3: seconds before timing (default 1)")
+    parser.add_argument(
+        "--think-ms",
+        help="figure 3: the seats' think times, one ladder each (default 0,100; windows answered at once)",
+    )
+    parser.add_argument("--seed", default="bench")
+    parser.add_argument("--profile-server", metavar="DIR", help="profile each referee process into DIR")
+    args = parser.parse_args(argv)
+    if args.profile_server:
+        global PROFILE_DIR  # noqa: PLW0603 (one switch for the whole run, read in ServerProcess)
+        PROFILE_DIR = args.profile_server
+        Path(PROFILE_DIR).mkdir(parents=True, exist_ok=True)
+    quick = args.quick
+    parts = args.only or list(PARTS)
+    log.configure(level="warning")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load_average()} (1/5/15 min)"
+    )
+    summary: Summary = []
+    if "round-trip" in parts:
+        summary += _figure_round_trips(
+            args.decisions or (400 if quick else 5000), args.chunk or (100 if quick else 250), args.seed
+        )
+    if "hands" in parts:
+        quick_rules = '{"match_mode": "fixed_rounds:2"}'
+        rules = args.match_rules if args.match_rules is not None else (quick_rules if quick else "")
+        summary += _figure_hands(args.bot, rules, args.seed)
+    if "tables" in parts:
+        ladder = [int(k) for k in args.tables.split(",")] if args.tables else ([5, 25] if quick else None)
+        for think_ms in (float(t) for t in (args.think_ms or ("0" if quick else "0,100")).split(",")):
+            summary += _figure_tables(
+                args.max_tables or 200,
+                ladder,
+                args.measure_s or (1.5 if quick else 4.0),
+                args.warmup_s if args.warmup_s is not None else (0.5 if quick else 1.0),
+                think_ms,
+                args.seed,
+            )
+    print(f"\n{'figure':<32}{'measured':<26}bar")
+    for name, value, bar in summary:
+        print(f"{name:<32}{value:<26}{bar}")
+    print(f"load average at the end: {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""bench/referee_bench.py in miniature: every figure is measured and well formed (not held to its bar)."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import pytest
+
+# Imported by name: bench/ is a folder of scripts, not a package that mypy should follow.
+bench: Any = importlib.import_module("bench.referee_bench")
+
+
+def is_figure(value: object) -> bool:
+    """A finite, positive number."""
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [0.004, 0.001, 0.003, 0.002]
+    assert bench.percentile(values, 0.5) == 0.002
+    assert bench.percentile(values, 0.99) == 0.004
+    assert bench.percentile([], 0.5) == 0.0
+    latency = bench.Latency.of(values)
+    assert (latency.count, latency.p50_ms, latency.p99_ms) == (4, 2.0, 4.0)
+
+
+def test_round_trips_of_the_echo_and_the_referee() -> None:
+    trips = bench.measure_round_trips(decisions=60, chunk=30, seed="smoke")
+    assert trips.echo.count == 60
+    assert trips.referee.count >= 60
+    for latency in (trips.echo, trips.referee, *trips.by_class.values()):
+        assert is_figure(latency.p50_ms) and latency.p50_ms <= latency.p99_ms
+    assert set(trips.by_class) <= {"call", "exchange", "turn", "window"}
+    assert is_figure(trips.ratio_p50) and is_figure(trips.ratio_p99)
+    assert is_figure(trips.echo_cpu_us) and is_figure(trips.decision_cpu_us)
+    assert trips.decisions >= trips.referee.count and trips.messages > trips.decisions
+    assert trips.rejections == 0 and trips.matches >= 1
+
+
+def test_hands_per_second_with_bot_processes() -> None:
+    hands = bench.measure_hands("random", '{"match_mode": "fixed_rounds:1"}', seed="smoke", timeout_s=120)
+    assert hands.finished and hands.rounds == 1
+    assert hands.exit_codes == (0, 0, 0, 0)
+    assert is_figure(hands.hands_per_s) and hands.game_s <= hands.wall_s
+    assert hands.decisions > 0 and hands.timeouts == 0
+
+
+def test_tables_per_referee_process() -> None:
+    seen: list[Any] = []
+    capacity = bench.measure_capacity(
+        ladder=[1, 2], warmup_s=0.3, measure_s=0.7, seed="smoke", on_step=seen.append
+    )
+    assert [step.tables for step in capacity.steps] == [1, 2] and seen == capacity.steps
+    for step in capacity.steps:
+        assert step.seats_connected == 4 * step.tables
+        assert step.latency.count > 0 and is_figure(step.latency.p50_ms)
+        assert step.latency.p50_ms <= step.latency.p99_ms
+        assert is_figure(step.decisions_per_s) and is_figure(step.server_cpu) and is_figure(step.clients_cpu)
+        assert step.timeouts >= step.window_timeouts >= 0
+        assert step.passed == (step.timeouts == 0 and step.latency.p99_ms < bench.P99_BAR_MS)
+    assert capacity.best in (0, 1, 2) and capacity.steady in (0, 1, 2)
+
+
+@pytest.mark.parametrize("argv", [["--quick", "--only", "round-trip", "--decisions", "40", "--chunk", "20"]])
+def test_main_prints_each_figure_with_its_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "load average" in out
+    assert (
+        "reproduce: .venv/bin/python bench/referee_bench.py --only round-trip --decisions 40 --chunk 20"
+        in out
+    )
+    assert "referee round trip p50 / p99" in out
