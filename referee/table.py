@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from referee.codec import action_from_proto, action_to_proto, config_to_proto, event_to_proto, pb
+from referee.codec import action_from_proto, action_to_proto, config_to_proto, pb
 from referee.log import get_logger
 from referee.rules import (
     Action,
@@ -315,6 +315,11 @@ def _describe(seat: int, action: Action, before: State) -> str:
     if isinstance(action, GiftDragon):
         return f"a Dragon gift by seat {seat}"
     return f"an answer by seat {seat}"
+
+
+# The same actions are offered again and again (declines, passes, the same plays from one hand);
+# extend() copies each message into the request, so a shared cached one is never changed.
+_wire_action = functools.lru_cache(maxsize=16_384)(action_to_proto)
 
 
 def _kind_of(state: State) -> Kind:
@@ -1152,8 +1157,8 @@ class Table:
 
     def _publish(self, events: Sequence[Event]) -> None:
         for event in events:
-            base = event_to_proto(event, 0, self.state_version)
             data = event.to_json()
+            base = pb.GameEvent(type=data["type"], json=json.dumps(data, separators=(",", ":")))
             self._full_log.append(
                 pb.GameEvent(
                     seq=len(self._full_log) + 1,
@@ -1260,7 +1265,7 @@ class Table:
             msg.exchange_give = len(recipients)
             msg.exchange_to.extend(recipients)
         else:
-            msg.legal_actions.extend(action_to_proto(a) for a in legal_decisions(state, seat))
+            msg.legal_actions.extend(_wire_action(a) for a in legal_decisions(state, seat))
         request = _Request(rid, seat, kind, self.state_version, now, limit_s, bank_s, expires_at, msg)
         self._pending[seat] = request
         self._record(
