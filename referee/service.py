@@ -158,6 +158,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             while True:
                 out = await conn.outbox.get()
                 if isinstance(out, pb.RefereeMessage):
+                    if out.HasField("request"):
+                        table.delivered(conn.seat, out.request.request_id, table.now())
                     yield out
                     continue
                 if out.code is not None:

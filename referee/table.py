@@ -464,6 +464,29 @@ class Table:
             pb.SeatInfo(seat=s.seat, bot_name=s.bot_name, connected=s.conn is not None) for s in self._seats
         ]
 
+    def now(self) -> float:
+        """The table's clock (monotonic seconds; injectable for tests)."""
+        return self._now()
+
+    def delivered(self, seat: int, request_id: int, at: float) -> None:
+        """A request left the referee's outbox for gRPC: its clock starts now, not when made.
+
+        Time a request waits behind the referee's own queue is the referee's delay, never the
+        bot's: without this, a busy referee timed out bots that had not yet been asked. Bomb
+        windows keep one shared end for every seat (R-BOMB-5), so they are left as they are.
+        """
+        request = self._pending.get(seat)
+        if (
+            request is None
+            or request.request_id != request_id
+            or request.kind == pb.DECISION_KIND_BOMB_WINDOW
+        ):
+            return
+        lag = at - request.sent_at
+        if lag > 0:
+            request.sent_at = at
+            request.expires_at += lag
+
     def statistics(self) -> dict[str, Any]:
         """Per-seat statistics as plain data (decisions, think times, timeouts, calls, bombs, points)."""
         return {

@@ -210,3 +210,34 @@ def test_no_reconnection_after_the_grace_period() -> None:
             assert late.error is not None and late.error.code() == grpc.StatusCode.UNAUTHENTICATED
 
     run(scenario())
+
+
+def test_a_request_clock_starts_when_it_leaves_the_referee_not_when_it_is_made() -> None:
+    """Time a request waits in the referee's own outbox is not charged to the bot."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        settings = dataclasses.replace(CALM, decision_ms=1000, bank_ms=0, grace_ms=0)
+        async with referee(settings, now=clock) as ref:
+            table, tokens = ref.create_here(seed="9")
+            bots = await join(ref, tokens, [None] * 4)
+            await bots[0].request(K.DECISION_KIND_GRAND_TICHU)
+            open_request = table._pending[0]
+            made_at = open_request.sent_at
+            # As if the request had waited 0.8 s behind the referee's queue before gRPC took it.
+            table.delivered(0, open_request.request_id, made_at + 0.8)
+            assert open_request.sent_at == made_at + 0.8
+            clock.t = made_at + 1.5  # 1.5 s after it was made, 0.7 s after it left: not late
+            table.tick()
+            await asyncio.sleep(0.1)
+
+            def late() -> list[int]:
+                return sorted(r["seat"] for r in table.records if r["kind"] == "violation")
+
+            assert late() == [1, 2, 3]  # the others' clocks started when their requests were made
+            clock.t = made_at + 1.9  # 1.1 s after it left: late, the default is taken
+            table.tick()
+            await asyncio.sleep(0.1)
+            assert late() == [0, 1, 2, 3]
+
+    run(scenario())
