@@ -19,7 +19,6 @@ from referee.rules.cards import (
     PHX,
     RANK_MASKS,
     SUIT_MASKS,
-    format_cards,
     parse_mask,
     rank_name,
     rank_shift,
@@ -554,11 +553,6 @@ def classify(cards: int | str, top: Combo | None = None) -> tuple[Combo, ...]:
                 readings.append(Combo(STRAIGHT, count, 2 * high, low - 1))
     readings.sort(key=lambda c: (c.kind.is_bomb, c.key), reverse=True)
     return tuple(readings)
-
-
-def describe_cards(mask: int) -> str:
-    """Cards in notation, for messages."""
-    return format_cards(mask)
 
 
 __all__ = [

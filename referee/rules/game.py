@@ -119,10 +119,6 @@ def next_active(state: State, seat: int) -> int:
     return _NEXT[state.config.players][seat][state.active]
 
 
-def _active_bits(state: State) -> int:
-    return state.active
-
-
 # ----------------------------------------------------------------------------- dealing
 
 
@@ -309,7 +305,7 @@ def _window_bound_seat(st: State) -> int:
 def _trick_complete(st: State) -> bool:
     """R-TRICK-5 (and R-TRICK-6 with overtaking): the trick is to be collected now."""
     top_bit = 1 << st.top_seat
-    others = _active_bits(st) & ~top_bit
+    others = st.active & ~top_bit
     if st.passed & others != others:
         return False
     return not (st.config.allow_overtake_own_trick and st.hands[st.top_seat] and not st.passed & top_bit)
