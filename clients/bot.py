@@ -39,6 +39,7 @@ from referee.rules import (
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX
 from referee.rules.combos import has_bomb
+from referee.rules.state import opponents_of, partners_of, team_of
 
 __all__ = [
     "Bot",
@@ -143,14 +144,13 @@ class Bot:
 
 
 def teammates(obs: Observation) -> tuple[int, ...]:
-    """This seat's partners: the other seats of its team (teams are even and odd seats)."""
-    return tuple(s for s in range(obs.config.players) if s != obs.seat and s % 2 == obs.seat % 2)
+    """This seat's partners, in seat order (the engine's R-V6-1 seating)."""
+    return tuple(sorted(partners_of(obs.config.players, obs.seat)))
 
 
 def opponents(obs: Observation) -> tuple[int, ...]:
     """The other team's seats, in turn order after this seat."""
-    n = obs.config.players
-    return tuple((obs.seat + i) % n for i in range(1, n) if (obs.seat + i) % 2 != obs.seat % 2)
+    return opponents_of(obs.config.players, obs.seat)
 
 
 def combo_of(play: Play, top: Combo | None = None) -> Combo | None:
@@ -178,7 +178,7 @@ def sensible_exchange(obs: Observation) -> Exchange:
     recipients = exchange_recipients(obs)
     hand = list(obs.hand)  # lowest first (R-DEF-2)
     gifts: list[tuple[int, int]] = []
-    partners = [s for s in recipients if s % 2 == obs.seat % 2]
+    partners = [s for s in recipients if team_of(s) == obs.team]
     if partners and len(partners) < len(recipients):
         # With six players every recipient is a partner: then all get low cards, like R-DEF-1.
         keep = [c for c in hand if c not in (DRG_INDEX, PHX_INDEX)] or hand
@@ -186,7 +186,7 @@ def sensible_exchange(obs: Observation) -> Exchange:
         gifts.append((partners[0], int(best)))
         hand.remove(best)
         partners = partners[1:]
-    for seat in [s for s in recipients if s % 2 != obs.seat % 2] + partners:
+    for seat in [s for s in recipients if team_of(s) != obs.team] + partners:
         gifts.append((seat, int(hand.pop(0))))
     return make_exchange(gifts)
 

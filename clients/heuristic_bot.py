@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clients.bot import Bot, combo_of, exchange_recipients, opponents, sensible_exchange, teammates
-from referee.rules import Action, Combo, ComboKind, Exchange, Observation, Pass, Play, cards_of, mask_of
+from referee.rules import (
+    Action,
+    Combo,
+    ComboKind,
+    Exchange,
+    Observation,
+    Pass,
+    Play,
+    cards_of,
+    mask_of,
+    team_of,
+)
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DOG, DRG, MJ, PHX, RANK_MASKS
 from referee.rules.combos import bombs, classify, plays
@@ -37,8 +48,8 @@ class HeuristicBot(Bot):
     def exchange(self, obs: Observation) -> Exchange:
         """Loose low cards to the opponents, the best card short of the Dragon to the partner."""
         recipients = exchange_recipients(obs)
-        rivals = [s for s in recipients if s % 2 != obs.seat % 2]
-        partners = [s for s in recipients if s % 2 == obs.seat % 2]
+        rivals = [s for s in recipients if team_of(s) != obs.team]
+        partners = [s for s in recipients if team_of(s) == obs.team]
         if len(rivals) != 2 or len(partners) != 1:
             return sensible_exchange(obs)  # six players: the gifts go to partners only
         hand = mask_of(obs.hand)

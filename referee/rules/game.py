@@ -73,7 +73,7 @@ from referee.rules.events import (
     WindowClosed,
     WishFulfilled,
 )
-from referee.rules.state import NO_SEAT, Phase, State, full_hand_size, team_of
+from referee.rules.state import NO_SEAT, Phase, State, full_hand_size, opponents_of, partners_of, team_of
 
 DOG_COMBO = Combo(DOG_KIND, 1, 0)
 # A listed play before it becomes a Play: (cards, reading) or (cards, reading, wish, partner).
@@ -89,14 +89,12 @@ _DRAGON_KEY = 30
 
 def partners(state: State, seat: int) -> tuple[int, ...]:
     """The seat's partners: opposite in §3, the seats ±2 in §16 (R-V6-1)."""
-    n = state.players
-    return ((seat + 2) % n,) if n == 4 else ((seat + 2) % n, (seat + 4) % n)
+    return partners_of(state.players, seat)
 
 
 def opponents(state: State, seat: int) -> tuple[int, ...]:
     """The seats of the other team, in turn order after `seat`."""
-    n = state.players
-    return tuple((seat + i) % n for i in range(1, n) if (seat + i) % 2 != seat % 2)
+    return opponents_of(state.players, seat)
 
 
 def _rotation(n: int, seat: int) -> tuple[int, ...]:

@@ -191,6 +191,16 @@ def team_of(seat: int) -> int:
     return seat & 1
 
 
+def partners_of(players: int, seat: int) -> tuple[int, ...]:
+    """The seat's partners in turn order: opposite with 4 players, the seats +-2 with 6 (R-V6-1)."""
+    return ((seat + 2) % players,) if players == 4 else ((seat + 2) % players, (seat + 4) % players)
+
+
+def opponents_of(players: int, seat: int) -> tuple[int, ...]:
+    """The seats of the other team, in turn order after `seat`."""
+    return tuple((seat + i) % players for i in range(1, players) if (seat + i) % 2 != seat % 2)
+
+
 def _cards_json(masks: tuple[int, ...]) -> list[str]:
     return [format_cards(m) for m in masks]
 

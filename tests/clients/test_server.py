@@ -21,18 +21,10 @@ from referee.rules import Action, Observation
 from tests.clients.fakes import BrokenBot
 
 server = pytest.importorskip("referee.server")
-table_module = pytest.importorskip("referee.table")
+server_support = pytest.importorskip("tests.server.support")
 
-# Clocks long enough never to fire in a test that is not about time.
-CALM = table_module.ClockSettings(
-    decision_ms=20_000,
-    bank_ms=0,
-    grace_ms=200,
-    window_ms=20_000,
-    heartbeat_interval_ms=30_000,
-    heartbeat_timeout_ms=30_000,
-    reconnect_grace_ms=30_000,
-)
+# Clocks long enough never to fire in a test that is not about time: the server tests' own.
+CALM = server_support.CALM
 RULES = json.dumps({"match_mode": "fixed_rounds:2"})
 
 
