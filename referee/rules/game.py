@@ -82,6 +82,9 @@ Entry = tuple[int, Combo] | tuple[int, Combo, int, int]
 WINDOW_CLOSED = WindowClosed()
 PASSED = tuple(Passed(seat) for seat in range(6))
 _DRAGON_KEY = 30
+# Where the rule code puts its events: None when the caller discards them (playout), so that
+# the simulation builds none.
+Events = list[Event] | None
 
 
 # ----------------------------------------------------------------------------- seats
@@ -137,7 +140,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
     return st, events
 
 
-def _deal(st: State, events: list[Event]) -> None:
+def _deal(st: State, events: Events) -> None:
     """Shuffle and deal a round (R-DEAL-1/2, R-V6-2) into `st`, which is being built."""
     n = st.config.players
     deck = list(range(56))
@@ -169,10 +172,12 @@ def _deal(st: State, events: list[Event]) -> None:
     st.gift = NO_SEAT
     st.dog_aside = 0
     st.dog_owner = NO_SEAT
-    events.append(RoundStarted(st.round, st.dealer))
+    if events is not None:
+        events.append(RoundStarted(st.round, st.dealer))
     stage = "first" if st.config.grand_tichu_enabled else "all"
     for seat in range(n):
-        events.append(CardsDealt(seat, st.hands[seat], stage))
+        if events is not None:
+            events.append(CardsDealt(seat, st.hands[seat], stage))
     if st.config.grand_tichu_enabled:
         st.phase = Phase.GRAND_TICHU
     else:
@@ -198,7 +203,7 @@ def _reset_trick(st: State) -> None:
     st.window_bombs = ()
 
 
-def _after_full_deal(st: State, events: list[Event]) -> None:
+def _after_full_deal(st: State, events: Events) -> None:
     """Every seat holds its full hand: the pre-exchange Tichu step or the exchange (R-CALL-6)."""
     if st.config.tichu_call_exchange_mode == "pre_step" and 0 in st.calls:
         st.tichu_step = tuple(2 if call else -1 for call in st.calls)
@@ -321,6 +326,29 @@ def _gift_recipients(st: State, seat: int) -> tuple[int, ...]:
 # ----------------------------------------------------------------------------- legal actions
 
 
+def _nth_exchange(
+    cards: Sequence[int], recipients: tuple[int, ...], index: int
+) -> tuple[tuple[int, int], ...]:
+    """The gifts of the index-th exchange in ExchangeChoices order.
+
+    The index is read as mixed-radix digits, most significant first: digit i picks recipient i's
+    card among those the earlier recipients left, so each index names one distinct exchange.
+    """
+    remaining = list(cards)
+    left = len(remaining)
+    base = 1
+    for j in range(1, len(recipients)):
+        base *= left - j
+    gifts = []
+    for seat in recipients:
+        digit, index = divmod(index, base)
+        gifts.append((seat, int(remaining.pop(digit))))
+        left -= 1
+        if len(gifts) < len(recipients):
+            base //= left
+    return tuple(gifts)
+
+
 class ExchangeChoices(Sequence[Action]):
     """Every exchange a seat may submit, in a fixed order, computed on demand (4p: 2,184)."""
 
@@ -351,19 +379,7 @@ class ExchangeChoices(Sequence[Action]):
             raise IndexError(index)
         if index < len(self._extra):
             return self._extra[index]
-        index -= len(self._extra)
-        remaining = list(self._cards)
-        digits = []
-        for i in range(len(self._recipients)):
-            base = 1
-            for j in range(i + 1, len(self._recipients)):
-                base *= len(self._cards) - j
-            digit, index = divmod(index, base)
-            digits.append(digit)
-        gifts = []
-        for seat, digit in zip(self._recipients, digits, strict=True):
-            gifts.append((seat, int(remaining.pop(digit))))
-        return Exchange(tuple(gifts))
+        return Exchange(_nth_exchange(self._cards, self._recipients, index - len(self._extra)))
 
     def __contains__(self, action: object) -> bool:
         if action in self._extra:
@@ -739,7 +755,7 @@ def _own(state: State, owned: bool) -> State:
     return state.copy()
 
 
-def _dispatch(state: State, seat: int, action: Action, owned: bool, events: list[Event]) -> State:
+def _dispatch(state: State, seat: int, action: Action, owned: bool, events: Events) -> State:
     n = state.config.players
     if type(seat) is not int or not 0 <= seat < n:
         raise InvalidActionError(f"seat must be 0..{n - 1}, not {seat!r}")
@@ -779,7 +795,7 @@ def _set(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
     return values[:index] + (value,) + values[index + 1 :]
 
 
-def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events: list[Event]) -> State:
+def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events: Events) -> State:
     if state.phase is not Phase.GRAND_TICHU:
         raise IllegalActionError(
             "the Grand Tichu window is closed: it closes before the 9th card (7th in §16)", "R-GT-1"
@@ -803,33 +819,32 @@ def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events:
         n = st.players
         st.hands = tuple(st.hands[s] | st.unseen[s] for s in range(n))
         for s in range(n):
-            events.append(CardsDealt(s, st.unseen[s], "rest"))
+            if events is not None:
+                events.append(CardsDealt(s, st.unseen[s], "rest"))
         st.unseen = (0,) * n
         _after_full_deal(st, events)
     return st
 
 
-def _reveal_gt(st: State, seat: int, events: list[Event]) -> None:
+def _reveal_gt(st: State, seat: int, events: Events) -> None:
     if st.gt[seat]:
         st.calls = _set(st.calls, seat, 2)
-        events.append(Called(seat, "grand_tichu"))
-    else:
-        events.append(CallDeclined(seat, "grand_tichu"))
+    if events is not None:
+        events.append(Called(seat, "grand_tichu") if st.gt[seat] else CallDeclined(seat, "grand_tichu"))
 
 
-def _maybe_finish_tichu_step(st: State, events: list[Event]) -> None:
+def _maybe_finish_tichu_step(st: State, events: Events) -> None:
     if any(d == -1 for d in st.tichu_step):
         return
     for s, d in enumerate(st.tichu_step):
         if d == 1:
             st.calls = _set(st.calls, s, 1)
-            events.append(Called(s, "tichu"))
-        elif d == 0:
-            events.append(CallDeclined(s, "tichu"))
+        if events is not None and d in (0, 1):
+            events.append(Called(s, "tichu") if d == 1 else CallDeclined(s, "tichu"))
     st.phase = Phase.EXCHANGE
 
 
-def _apply_call(state: State, seat: int, owned: bool, events: list[Event]) -> State:
+def _apply_call(state: State, seat: int, owned: bool, events: Events) -> State:
     problem = _call_problem(state, seat)
     if problem is not None:
         raise IllegalActionError(problem[1], problem[0])
@@ -839,11 +854,12 @@ def _apply_call(state: State, seat: int, owned: bool, events: list[Event]) -> St
         _maybe_finish_tichu_step(st, events)
     else:
         st.calls = _set(st.calls, seat, 1)
-        events.append(Called(seat, "tichu"))
+        if events is not None:
+            events.append(Called(seat, "tichu"))
     return st
 
 
-def _apply_exchange(state: State, seat: int, action: Exchange, owned: bool, events: list[Event]) -> State:
+def _apply_exchange(state: State, seat: int, action: Exchange, owned: bool, events: Events) -> State:
     if state.phase is not Phase.EXCHANGE:
         raise IllegalActionError("the exchange is not open now", "R-EXCH-2")
     if state.exchange[seat] is not None:
@@ -863,14 +879,20 @@ def _apply_exchange(state: State, seat: int, action: Exchange, owned: bool, even
     if missing:
         raise IllegalActionError(f"you do not hold {format_cards(missing)}", "R-EXCH-1")
     st = _own(state, owned)
-    st.exchange = st.exchange[:seat] + (action.gifts,) + st.exchange[seat + 1 :]
-    events.append(ExchangeSubmitted(seat, action.gifts))
-    if all(g is not None for g in st.exchange):
-        _deliver_exchange(st, events)
+    _submit_exchange(st, seat, action.gifts, events)
     return st
 
 
-def _deliver_exchange(st: State, events: list[Event]) -> None:
+def _submit_exchange(st: State, seat: int, gifts: tuple[tuple[int, int], ...], events: Events) -> None:
+    """Record a validated exchange; the last one delivers them all (R-EXCH-2)."""
+    st.exchange = st.exchange[:seat] + (gifts,) + st.exchange[seat + 1 :]
+    if events is not None:
+        events.append(ExchangeSubmitted(seat, gifts))
+    if all(g is not None for g in st.exchange):
+        _deliver_exchange(st, events)
+
+
+def _deliver_exchange(st: State, events: Events) -> None:
     """R-EXCH-2: every card at once; then the Mah Jong holder leads (R-EXCH-4)."""
     n = st.players
     hands = list(st.hands)
@@ -887,13 +909,15 @@ def _deliver_exchange(st: State, events: list[Event]) -> None:
     st.received = tuple(tuple(sorted(r)) for r in received)
     st.exchange = (None,) * n
     for s in range(n):
-        events.append(CardsReceived(s, st.received[s]))
-    events.append(ExchangeCompleted())
+        if events is not None:
+            events.append(CardsReceived(s, st.received[s]))
+    if events is not None:
+        events.append(ExchangeCompleted())
     st.phase = Phase.PLAY
     st.turn = next(s for s in range(n) if st.hands[s] & MJ)
 
 
-def _apply_gift(state: State, seat: int, to: int, owned: bool, events: list[Event]) -> State:
+def _apply_gift(state: State, seat: int, to: int, owned: bool, events: Events) -> State:
     if state.gift < 0 or state.phase not in (Phase.PLAY, Phase.ROUND_END):
         raise IllegalActionError("no Dragon trick is waiting to be given", "R-DRG-2")
     if seat != state.gift:
@@ -912,13 +936,14 @@ def _apply_gift(state: State, seat: int, to: int, owned: bool, events: list[Even
     return st
 
 
-def _give_dragon(st: State, seat: int, to: int, events: list[Event]) -> None:
+def _give_dragon(st: State, seat: int, to: int, events: Events) -> None:
     cards = st.table | st.dog_aside
     if st.dog_aside:
         st.dog_aside = 0
         st.dog_owner = NO_SEAT
     st.piles = _set(st.piles, to, st.piles[to] | cards)
-    events.append(DragonGiven(seat, to, cards, mask_points(cards)))
+    if events is not None:
+        events.append(DragonGiven(seat, to, cards, mask_points(cards)))
     st.gift = NO_SEAT
     _reset_trick(st)
     if st.phase is Phase.ROUND_END:
@@ -927,7 +952,7 @@ def _give_dragon(st: State, seat: int, to: int, events: list[Event]) -> None:
     st.turn = seat if st.hands[seat] else next_active(st, seat)  # R-DRG-3
 
 
-def _apply_pass(state: State, seat: int, owned: bool, events: list[Event]) -> State:
+def _apply_pass(state: State, seat: int, owned: bool, events: Events) -> State:
     if state.phase is not Phase.PLAY:
         raise IllegalActionError(f"nothing to pass on in the {state.phase.value} phase", "R-TRICK-3")
     if state.gift >= 0:
@@ -951,14 +976,15 @@ def _apply_pass(state: State, seat: int, owned: bool, events: list[Event]) -> St
     return st
 
 
-def _perform_pass(st: State, seat: int, events: list[Event]) -> None:
+def _perform_pass(st: State, seat: int, events: Events) -> None:
     st.passed |= 1 << seat
     st.turn = next_active(st, seat)
-    events.append(PASSED[seat])
+    if events is not None:
+        events.append(PASSED[seat])
     _after_action(st, seat, events)
 
 
-def _apply_decline(state: State, seat: int, owned: bool, events: list[Event]) -> State:
+def _apply_decline(state: State, seat: int, owned: bool, events: Events) -> State:
     if not _owes_window(state, seat):
         if not state.window or seat not in state.window:
             raise IllegalActionError("there is no bomb window open for you to decline", "R-BOMB-9")
@@ -969,7 +995,7 @@ def _apply_decline(state: State, seat: int, owned: bool, events: list[Event]) ->
     return st
 
 
-def _after_action(st: State, actor: int, events: list[Event]) -> None:
+def _after_action(st: State, actor: int, events: Events) -> None:
     """After a play or a pass: open the bomb window (R-BOMB-5) or go straight on (R-BOMB-7)."""
     if st.config.bomb_timing == "windows":
         st.window = _WINDOWS[st.config.players][actor][st.active]
@@ -984,7 +1010,7 @@ def _in_window_order(st: State, bombs: tuple[tuple[int, Play], ...]) -> tuple[tu
     return tuple(sorted(bombs, key=lambda bomb: st.window.index(bomb[0])))
 
 
-def _resolve_window(st: State, events: list[Event]) -> None:
+def _resolve_window(st: State, events: Events) -> None:
     """R-BOMB-9: the first bomb in window order applies once everyone before it has declined."""
     declined = st.window_declined
     for seat in st.window:
@@ -996,24 +1022,26 @@ def _resolve_window(st: State, events: list[Event]) -> None:
                 assert combo is not None
                 if play.tichu and _call_problem(st, seat) is None:
                     st.calls = _set(st.calls, seat, 1)  # R-CALL-7: the call, then the play
-                    events.append(Called(seat, "tichu"))
-                _do_play(st, seat, play, combo, True, events)
+                    if events is not None:
+                        events.append(Called(seat, "tichu"))
+                _do_play(st, seat, play.cards_mask, combo, play.wish, play.partner, True, events)
                 return
         return
-    events.append(WINDOW_CLOSED)
+    if events is not None:
+        events.append(WINDOW_CLOSED)
     st.window = ()
     st.window_declined = 0
     st.window_bombs = ()
     _continue_trick(st, events)
 
 
-def _continue_trick(st: State, events: list[Event]) -> None:
+def _continue_trick(st: State, events: Events) -> None:
     """The next regular action: the next turn, or collecting the trick (R-TRICK-5..8)."""
     if st.top is not None and _trick_complete(st):
         _close_trick(st, events)
 
 
-def _close_trick(st: State, events: list[Event]) -> None:
+def _close_trick(st: State, events: Events) -> None:
     winner = st.top_seat
     top = st.top
     assert top is not None
@@ -1025,14 +1053,16 @@ def _close_trick(st: State, events: list[Event]) -> None:
             st.gift = winner
             st.turn = NO_SEAT
             st.window = ()
-            events.append(DragonGiftPending(winner))
+            if events is not None:
+                events.append(DragonGiftPending(winner))
         return
     cards = st.table | st.dog_aside
     if st.dog_aside:
         st.dog_aside = 0
         st.dog_owner = NO_SEAT
     st.piles = _set(st.piles, winner, st.piles[winner] | cards)
-    events.append(TrickWon(winner, cards, mask_points(cards)))
+    if events is not None:
+        events.append(TrickWon(winner, cards, mask_points(cards)))
     _reset_trick(st)
     st.turn = winner if st.hands[winner] else next_active(st, winner)  # R-TRICK-8
 
@@ -1170,7 +1200,7 @@ def _check_wish(st: State, seat: int, cards: int, combo: Combo, in_window: bool)
     )
 
 
-def _apply_play(state: State, seat: int, play: Play, owned: bool, events: list[Event]) -> State:
+def _apply_play(state: State, seat: int, play: Play, owned: bool, events: Events) -> State:
     combo = play._combo
     if combo is not None and play._origin is state and play._seat == seat and not play.tichu:
         in_window = bool(state.window)
@@ -1183,7 +1213,8 @@ def _apply_play(state: State, seat: int, play: Play, owned: bool, events: list[E
     st = _own(state, owned)
     if play.tichu and not in_window:
         st.calls = _set(st.calls, seat, 1)
-        events.append(Called(seat, "tichu"))
+        if events is not None:
+            events.append(Called(seat, "tichu"))
     if in_window:
         # Recorded, not yet public: it applies once every seat before it has declined. A call
         # it carries is made only if it applies, else the call would reveal a submitted bomb.
@@ -1191,20 +1222,23 @@ def _apply_play(state: State, seat: int, play: Play, owned: bool, events: list[E
         st.window_bombs = _in_window_order(st, st.window_bombs + ((seat, trusted),))
         _resolve_window(st, events)
         return st
-    _do_play(st, seat, play, combo, False, events)
+    _do_play(st, seat, play.cards_mask, combo, play.wish, play.partner, False, events)
     return st
 
 
-def _do_play(st: State, seat: int, play: Play, combo: Combo, out_of_turn: bool, events: list[Event]) -> None:
+def _do_play(
+    st: State, seat: int, cards: int, combo: Combo, wish: int, partner: int, out_of_turn: bool, events: Events
+) -> None:
     """Put a validated play on the table (or lead the Dog) and move the game on."""
-    cards = play.cards_mask
     st.hands = _set(st.hands, seat, st.hands[seat] & ~cards)
     st.played |= 1 << seat
     if combo.kind is ComboKind.DOG:
-        _play_dog(st, seat, play, events)
+        _play_dog(st, seat, partner, events)
         return
-    wish = play.wish if cards & MJ else 0
-    events.append(Played(seat, cards, combo, wish, -1, out_of_turn))
+    if not cards & MJ:
+        wish = 0
+    if events is not None:
+        events.append(Played(seat, cards, combo, wish, -1, out_of_turn))
     st.trick = st.trick + ((seat, cards, combo),)
     st.table |= cards
     st.top = combo
@@ -1215,12 +1249,14 @@ def _do_play(st: State, seat: int, play: Play, combo: Combo, out_of_turn: bool, 
     st.window_bombs = ()
     if wish:
         if st.config.wish_fulfilled_by_own_mj_play and cards & RANK_MASKS[wish]:
-            events.append(WishFulfilled(seat, wish))
+            if events is not None:
+                events.append(WishFulfilled(seat, wish))
             st.wish = 0
         else:
             st.wish = wish
     elif st.wish and cards & RANK_MASKS[st.wish]:
-        events.append(WishFulfilled(seat, st.wish))
+        if events is not None:
+            events.append(WishFulfilled(seat, st.wish))
         st.wish = 0
     st.turn = next_active(st, seat)
     if not st.hands[seat] and _went_out(st, seat, events):
@@ -1228,17 +1264,18 @@ def _do_play(st: State, seat: int, play: Play, combo: Combo, out_of_turn: bool, 
     _after_action(st, seat, events)
 
 
-def _play_dog(st: State, seat: int, play: Play, events: list[Event]) -> None:
+def _play_dog(st: State, seat: int, partner: int, events: Events) -> None:
     """R-DOG-1..5 and R-V6-5: the lead passes; no trick, no window."""
-    events.append(Played(seat, DOG, DOG_COMBO, 0, play.partner, False))
+    if events is not None:
+        events.append(Played(seat, DOG, DOG_COMBO, 0, partner, False))
     n = st.players
     active = st.active if st.hands[seat] else st.active & ~(1 << seat)
     if n == 4:
         receiver = partners(st, seat)[0]
         if not active >> receiver & 1:
             receiver = _NEXT[n][receiver][active]  # R-DOG-3
-    elif play.partner >= 0:
-        receiver = play.partner
+    elif partner >= 0:
+        receiver = partner
     else:
         named = [p for p in partners(st, seat) if active >> p & 1]
         receiver = named[0] if named else _NEXT[n][seat][active]  # R-V6-5 fallback
@@ -1251,15 +1288,17 @@ def _play_dog(st: State, seat: int, play: Play, events: list[Event]) -> None:
         st.piles = _set(st.piles, owner, st.piles[owner] | DOG)
     if not st.hands[seat] and _went_out(st, seat, events):
         return
-    events.append(LeadPassed(seat, receiver))
+    if events is not None:
+        events.append(LeadPassed(seat, receiver))
     st.turn = receiver
 
 
-def _went_out(st: State, seat: int, events: list[Event]) -> bool:
+def _went_out(st: State, seat: int, events: Events) -> bool:
     """Record a seat going out (R-END-1); end the round if that ends it. True if it did."""
     st.out = st.out + (seat,)
     st.active &= ~(1 << seat)
-    events.append(WentOut(seat, len(st.out)))
+    if events is not None:
+        events.append(WentOut(seat, len(st.out)))
     out = st.out
     if st.players == 4:
         if len(out) == 2 and team_of(out[0]) == team_of(out[1]):
@@ -1282,9 +1321,10 @@ def _went_out(st: State, seat: int, events: list[Event]) -> bool:
     return False
 
 
-def _end_round(st: State, reason: str, events: list[Event]) -> None:
+def _end_round(st: State, reason: str, events: Events) -> None:
     """R-END-3/4, R-V6-8: the round ends at once; the last trick and the final Dragon gift."""
-    events.append(RoundEnded(reason, st.out))
+    if events is not None:
+        events.append(RoundEnded(reason, st.out))
     st.window = ()
     st.window_declined = 0
     st.window_bombs = ()
@@ -1303,13 +1343,15 @@ def _end_round(st: State, reason: str, events: list[Event]) -> None:
             if len(recipients) > 1:
                 st.phase = Phase.ROUND_END
                 st.gift = last
-                events.append(DragonGiftPending(last))
+                if events is not None:
+                    events.append(DragonGiftPending(last))
                 return
             st.phase = Phase.ROUND_END
             _give_dragon(st, last, recipients[0], events)
             return
         st.piles = _set(st.piles, last, st.piles[last] | st.table)
-        events.append(TrickWon(last, st.table, mask_points(st.table)))
+        if events is not None:
+            events.append(TrickWon(last, st.table, mask_points(st.table)))
     elif st.table:
         # A 1-2 (or a triple victory) counts no cards (R-END-3); the cards still lie somewhere.
         st.piles = _set(st.piles, st.top_seat, st.piles[st.top_seat] | st.table)
@@ -1317,7 +1359,7 @@ def _end_round(st: State, reason: str, events: list[Event]) -> None:
     _score_round(st, reason, events)
 
 
-def _score_round(st: State, reason: str, events: list[Event]) -> None:
+def _score_round(st: State, reason: str, events: Events) -> None:
     """R-SCORE-1..4, R-V6-9/10, then the end of the game (§15) or the next round."""
     n = st.players
     out = st.out
@@ -1362,13 +1404,15 @@ def _score_round(st: State, reason: str, events: list[Event]) -> None:
     round_points = (card[0] + calls[0] + bonus[0], card[1] + calls[1] + bonus[1])
     st.scores = (st.scores[0] + round_points[0], st.scores[1] + round_points[1])
     st.history = st.history + (round_points,)
-    events.append(RoundScored(st.round, tuple(card), tuple(calls), tuple(bonus), round_points, st.scores))
+    if events is not None:
+        events.append(RoundScored(st.round, tuple(card), tuple(calls), tuple(bonus), round_points, st.scores))
     st.gift = NO_SEAT
     if _game_over(st):
         st.phase = Phase.GAME_OVER
         a, b = st.scores
         st.winner = None if a == b else (0 if a > b else 1)
-        events.append(GameOver(st.winner, st.scores))
+        if events is not None:
+            events.append(GameOver(st.winner, st.scores))
         return
     st.round += 1
     st.dealer = first if first >= 0 else st.dealer  # R-FLOW-2
@@ -1400,7 +1444,7 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
     decisions made. `state` itself is not changed.
     """
     st = state.copy()
-    events: list[Event] = []
+    events: Events = None
     target = st.round + rounds
     decisions = 0
     random_ = rng.random
@@ -1421,14 +1465,10 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                     _perform_pass(st, seat, events)
                 else:
                     entry = entries[pick - len(prefix)]
-                    combo = entry[1]
                     if len(entry) == 2:
-                        play = Play(entry[0], combo.phoenix)
+                        _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
                     else:
-                        play = Play(entry[0], combo.phoenix, entry[2], entry[3])
-                    _do_play(st, seat, play, combo, False, events)
-                if len(events) > 256:
-                    events.clear()
+                        _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
             window = st.window
             if not window or st.phase is not play_phase:
                 continue
@@ -1469,9 +1509,22 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
         seats = to_act(st)
         seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
         decisions += 1
+        if phase is Phase.EXCHANGE:
+            # The exchange listing has thousands of entries: decode the one drawn, as listed.
+            recipients = exchange_recipients(st, seat)
+            hand_cards: list[int] = []
+            hand = st.hands[seat]
+            while hand:
+                low = hand & -hand
+                hand_cards.append(low.bit_length() - 1)
+                hand ^= low
+            count = 1
+            for i in range(len(recipients)):
+                count *= len(hand_cards) - i
+            _submit_exchange(st, seat, _nth_exchange(hand_cards, recipients, int(random_() * count)), events)
+            continue
         answers = _legal_decisions(st, seat)
         st = _dispatch(st, seat, answers[int(random_() * len(answers))], True, events)
-        events.clear()
     st._legal = None
     return st, decisions
 
