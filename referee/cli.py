@@ -1,4 +1,4 @@
-"""The `tichu` command line: demo, serve, bot, rules."""
+"""The `tichu` command line: demo, serve, bot, rules, tournament."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
     sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
+    tournament = sub.add_parser("tournament", help="run, resume or report a tournament between bots")
     # Importing grpc is slow: each command imports only what it needs.
     if argv is None:
         argv = sys.argv[1:]
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         from clients.connect import add_bot_arguments
 
         add_bot_arguments(bot)
+    elif command == "tournament":
+        from referee.tournament.cli import add_tournament_arguments
+
+        add_tournament_arguments(tournament)
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.local:
@@ -47,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         from clients.connect import run_bot
 
         return run_bot(args)
+    if args.command == "tournament":
+        from referee.tournament.cli import run_tournament_command
+
+        return run_tournament_command(args)
     if args.command == "rules":
         from referee.conformance import serve as serve_rules
 

@@ -1,0 +1,1 @@
+"""Tournaments between bots: config, duplicate schedule, SQLite results, standings, SPRT, runner."""

@@ -1,0 +1,63 @@
+"""`tichu tournament run|resume|standings CONFIG.toml` and `tichu tournament worker MODULE:CLASS`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_tournament_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommands of `tichu tournament`."""
+    sub = parser.add_subparsers(dest="action", required=True)
+    for name, text in (
+        ("run", "start a tournament: write its schedule and play every game"),
+        ("resume", "continue an interrupted tournament; finished games are not played again"),
+        ("standings", "print the standings of the stored games and write the CSV and HTML files"),
+    ):
+        action = sub.add_parser(name, help=text)
+        action.add_argument("config", type=Path, metavar="CONFIG.toml")
+        if name != "standings":
+            shown = action.add_mutually_exclusive_group()
+            shown.add_argument(
+                "--progress", dest="live", action="store_const", const=True, help="a live progress bar"
+            )
+            shown.add_argument(
+                "--log-lines", dest="live", action="store_const", const=False, help="plain progress lines"
+            )
+    from referee.tournament.worker import add_worker_arguments
+
+    worker = sub.add_parser("worker", help="play the seats whose tokens arrive on standard input")
+    add_worker_arguments(worker)
+
+
+def run_tournament_command(args: argparse.Namespace) -> int:
+    """Dispatch `tichu tournament ...`; 2 for a bad config, 1 when games could not be played."""
+    if args.action == "worker":
+        from referee.tournament.worker import run_worker
+
+        return run_worker(args)
+    from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.runner import TournamentError, run_tournament, write_standings
+    from referee.tournament.store import Store
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"tichu tournament: {error}", file=sys.stderr)
+        return 2
+    if args.action == "standings":
+        if not config.database.exists():
+            print(f"tichu tournament: no results yet at {config.database}", file=sys.stderr)
+            return 1
+        store = Store(config.database)
+        try:
+            print(write_standings(config, store))
+        finally:
+            store.close()
+        return 0
+    try:
+        return run_tournament(config, resume=args.action == "resume", out=sys.stdout, live=args.live)
+    except TournamentError as error:
+        print(f"tichu tournament: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,515 @@
+"""A tournament's TOML config: parsed with tomllib, checked field by field, errors with line numbers.
+
+tomllib reports syntax errors with their line but forgets where each value came from, so a
+small scan of the source (`_key_lines`) maps every table and key to its line for the errors
+found while checking the values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.rules import RulesConfig, RulesError
+from referee.table import ClockSettings
+
+FORMATS = ("round_robin", "gauntlet")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,23}")
+BOT_SPEC = re.compile(r"[^:\s]+:[A-Za-z_][A-Za-z0-9_]*")
+# Clocks for bots that answer in milliseconds, loose enough for a loaded 2-core machine; a bot
+# process that dies forfeits after max_violations defaults instead of holding its tables forever.
+DEFAULT_CLOCK = ClockSettings(
+    decision_ms=5_000,
+    bank_ms=30_000,
+    window_ms=2_000,
+    max_violations=10,
+    heartbeat_interval_ms=5_000,
+    heartbeat_timeout_ms=15_000,
+    reconnect_grace_ms=10_000,
+)
+Path_ = tuple[str | int, ...]
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used: where (file, line, field) and why."""
+
+    def __init__(self, message: str, *, source: str = "", line: int | None = None, field: str = "") -> None:
+        where = source
+        if line is not None:
+            where = f"{where}, line {line}" if where else f"line {line}"
+        prefix = f"{where}: " if where else ""
+        prefix += f"field {field}: " if field else ""
+        super().__init__(prefix + message)
+        self.line = line
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot in the tournament: a local Bot class run in its own process(es), or a remote bot."""
+
+    name: str
+    bot: str = ""  # MODULE:CLASS for a local entrant
+    remote: bool = False
+    processes: int = 1
+    token_file: str = ""  # remote entrants: where the seat tokens are appended, one per line
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    """Two players that sit at partner seats: two copies of one entrant, or a named pair."""
+
+    name: str
+    players: tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class SprtSettings:
+    """The sequential test run on every pairing (see stats.Sprt)."""
+
+    elo0: float = 0.0
+    elo1: float = 50.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    stop_early: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """Everything a tournament needs, checked; paths are resolved against the config's folder."""
+
+    name: str
+    seed: str
+    format: str
+    candidate: str  # gauntlet: the team that meets the field; "" for a round robin
+    games_per_pairing: int  # games at the tables; a duplicate board pair counts two
+    duplicate: bool
+    concurrency: int
+    database: Path
+    replay_dir: Path
+    output_dir: Path
+    listen: str
+    game_timeout_s: float
+    rules: RulesConfig
+    preset: str
+    rules_overrides: dict[str, Any]
+    clock: ClockSettings
+    sprt: SprtSettings
+    entrants: tuple[Entrant, ...]
+    teams: tuple[Team, ...]
+    source: Path = field(default=Path("tournament.toml"))
+
+    @property
+    def boards_per_pairing(self) -> int:
+        """Deals (seeds) per pairing: a duplicate board is played at two tables."""
+        return self.games_per_pairing // 2 if self.duplicate else self.games_per_pairing
+
+    @property
+    def hands_per_game(self) -> int | None:
+        """Deals per game when the rules fix them (match_mode fixed_rounds:N), else None."""
+        return self.rules.fixed_rounds
+
+    def entrant(self, name: str) -> Entrant:
+        """The entrant called `name`."""
+        return next(e for e in self.entrants if e.name == name)
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides which games are played and how; resume checks it."""
+        decisive = {
+            "seed": self.seed,
+            "format": self.format,
+            "candidate": self.candidate,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate": self.duplicate,
+            "rules": self.rules.to_json(),
+            "teams": [[t.name, *t.players] for t in self.teams],
+            "bots": [[e.name, e.bot, e.remote] for e in self.entrants],
+        }
+        return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _key_lines(text: str) -> dict[Path_, int]:
+    """The line (from 1) of every table header and key in a TOML source, by path.
+
+    Good enough for error messages: it follows [table], [[array]] and dotted keys, and ignores
+    lines inside multi-line strings.
+    """
+    lines: dict[Path_, int] = {}
+    arrays: dict[tuple[str, ...], int] = {}
+    current: Path_ = ()
+    in_string = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        toggles = (line.count('"""') + line.count("'''")) % 2 == 1
+        if in_string:
+            in_string = not toggles
+            continue
+        in_string = toggles  # the line that opens a multi-line string still holds its key
+        if line.startswith("[["):
+            names = tuple(_split_key(line[2 : line.find("]]")]))
+            index = arrays.get(names, -1) + 1
+            arrays[names] = index
+            current = (*names, index)
+            lines.setdefault(current, number)
+        elif line.startswith("["):
+            current = tuple(_split_key(line[1 : line.find("]")]))
+            lines.setdefault(current, number)
+        elif "=" in line and not line.startswith("#"):
+            key = line.split("=", 1)[0]
+            lines.setdefault((*current, *_split_key(key)), number)
+    return lines
+
+
+def _split_key(key: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in key.split(".") if part.strip()]
+
+
+class _Reader:
+    """Reads checked values out of the parsed TOML, raising ConfigError with the line and field."""
+
+    def __init__(self, data: dict[str, Any], text: str, source: str) -> None:
+        self.data = data
+        self.lines = _key_lines(text)
+        self.source = source
+
+    def error(self, path: Path_, message: str) -> ConfigError:
+        """A ConfigError at `path`'s line (or its nearest enclosing table's)."""
+        line = None
+        for end in range(len(path), 0, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                break
+        return ConfigError(message, source=self.source, line=line, field=_dotted(path))
+
+    def table(self, path: Path_, required: bool = False) -> dict[str, Any]:
+        """The table at `path` ({} when absent and not required)."""
+        value = self._get(path)
+        if value is None:
+            if required:
+                raise self.error(path, "this table is required")
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(path, f"must be a table, not {_show(value)}")
+        return value
+
+    def unknown_keys(self, path: Path_, allowed: set[str]) -> None:
+        """Reject keys that no field reads: a typo must not pass silently."""
+        for key in self.table(path):
+            if key not in allowed:
+                hint = ", ".join(sorted(allowed))
+                raise self.error((*path, key), f"unknown field (known here: {hint})")
+
+    def get(self, path: Path_, kind: type, default: Any = None) -> Any:
+        """The value at `path`, which must be of `kind` (int also accepted for float)."""
+        value = self._get(path)
+        if value is None:
+            return default
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise self.error(path, f"must be {_KIND_NAMES.get(kind, kind.__name__)}, not {_show(value)}")
+        return value
+
+    def _get(self, path: Path_) -> Any:
+        node: Any = self.data
+        for part in path:
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    return None
+                node = node[part]
+            else:
+                if not isinstance(node, dict) or part not in node:
+                    return None
+                node = node[part]
+        return node
+
+
+_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "an array"}
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def load_config(path: Path | str) -> TournamentConfig:
+    """Read and check a tournament config file."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read the config: {error.strerror}", source=str(source)) from None
+    return parse_config(text, source)
+
+
+def parse_config(text: str, source: Path = Path("tournament.toml")) -> TournamentConfig:
+    """Check a tournament config given as TOML text; paths are relative to `source`'s folder."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(error))
+        line = int(found.group(1)) if found else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise ConfigError(f"TOML syntax: {message}", source=str(source), line=line) from None
+    reader = _Reader(data, text, str(source))
+    reader.unknown_keys((), {"tournament", "rules", "clock", "sprt", "entrants", "teams"})
+    entrants = _entrants(reader)
+    teams = _teams(reader, entrants)
+    return _tournament(reader, source, entrants, teams)
+
+
+def _entrants(reader: _Reader) -> tuple[Entrant, ...]:
+    raw = reader.data.get("entrants")
+    if raw is None:
+        raise reader.error(("entrants",), "give at least two [[entrants]]")
+    if not isinstance(raw, list):
+        raise reader.error(("entrants",), "must be an array of tables: write [[entrants]]")
+    found: list[Entrant] = []
+    for index in range(len(raw)):
+        here: Path_ = ("entrants", index)
+        reader.table(here, required=True)
+        reader.unknown_keys(here, {"name", "bot", "remote", "processes", "token_file"})
+        name = reader.get((*here, "name"), str)
+        if name is None:
+            raise reader.error(here, "every entrant needs a name")
+        if not NAME.fullmatch(name):
+            raise reader.error((*here, "name"), f"{name!r}: use 1-24 letters, digits, '_', '.' or '-'")
+        if any(e.name == name for e in found):
+            raise reader.error((*here, "name"), f"{name!r} is the name of an earlier entrant too")
+        remote = reader.get((*here, "remote"), bool, False)
+        bot = reader.get((*here, "bot"), str, "")
+        if remote and bot:
+            raise reader.error(
+                (*here, "bot"), "a remote entrant connects by itself: give bot or remote, not both"
+            )
+        if not remote and not bot:
+            raise reader.error(here, 'give bot = "MODULE:CLASS" (a local Bot class) or remote = true')
+        if bot and not BOT_SPEC.fullmatch(bot):
+            raise reader.error(
+                (*here, "bot"), f"expected MODULE:CLASS, e.g. clients.random_bot:RandomBot, not {bot!r}"
+            )
+        processes = reader.get((*here, "processes"), int, 1)
+        if not 1 <= processes <= 16:
+            raise reader.error((*here, "processes"), f"must be 1 to 16, not {processes}")
+        token_file = reader.get((*here, "token_file"), str, "")
+        if token_file and not remote:
+            raise reader.error((*here, "token_file"), "only a remote entrant receives its tokens in a file")
+        found.append(Entrant(name, bot, remote, processes, token_file))
+    if len(found) < 2 and reader.data.get("teams") is None:
+        raise reader.error(("entrants",), "a tournament needs at least two entrants")
+    return tuple(found)
+
+
+def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
+    raw = reader.data.get("teams")
+    if raw is None:
+        return tuple(Team(e.name, (e.name, e.name)) for e in entrants)
+    if not isinstance(raw, list):
+        raise reader.error(("teams",), "must be an array of tables: write [[teams]]")
+    names = {e.name for e in entrants}
+    found: list[Team] = []
+    for index in range(len(raw)):
+        here: Path_ = ("teams", index)
+        reader.table(here, required=True)
+        reader.unknown_keys(here, {"name", "players"})
+        players = reader.get((*here, "players"), list)
+        if players is None or len(players) != 2 or not all(isinstance(p, str) for p in players):
+            raise reader.error((*here, "players"), 'give the two entrants\' names, e.g. players = ["a", "b"]')
+        for player in players:
+            if player not in names:
+                raise reader.error((*here, "players"), f"{player!r} is not an entrant's name")
+        name = reader.get((*here, "name"), str) or f"{players[0]}+{players[1]}"
+        if not NAME.fullmatch(name):
+            raise reader.error((*here, "name"), f"{name!r}: use 1-24 letters, digits, '_', '.' or '-'")
+        if any(t.name == name for t in found):
+            raise reader.error((*here, "name"), f"{name!r} is the name of an earlier team too")
+        found.append(Team(name, (players[0], players[1])))
+    if len(found) < 2:
+        raise reader.error(("teams",), "a tournament needs at least two teams")
+    return tuple(found)
+
+
+def _tournament(
+    reader: _Reader, source: Path, entrants: tuple[Entrant, ...], teams: tuple[Team, ...]
+) -> TournamentConfig:
+    top: Path_ = ("tournament",)
+    reader.table(top, required=True)
+    reader.unknown_keys(
+        top,
+        {
+            "name", "seed", "format", "candidate", "games_per_pairing", "hands_per_pairing", "duplicate",
+            "concurrency", "database", "replay_dir", "output_dir", "listen", "game_timeout_s",
+        },
+    )  # fmt: skip
+    name = reader.get((*top, "name"), str, source.stem)
+    if not NAME.fullmatch(name):
+        raise reader.error((*top, "name"), f"{name!r}: use 1-24 letters, digits, '_', '.' or '-'")
+    seed = reader.get((*top, "seed"), str)
+    if seed is None:
+        raise reader.error((*top, "seed"), "required: the whole tournament follows from it (a string)")
+    fmt = reader.get((*top, "format"), str, "round_robin")
+    if fmt not in FORMATS:
+        raise reader.error((*top, "format"), f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    candidate = reader.get((*top, "candidate"), str, "")
+    if fmt == "gauntlet" and candidate not in {t.name for t in teams}:
+        raise reader.error((*top, "candidate"), f"a gauntlet needs the name of a team, not {candidate!r}")
+    if fmt == "round_robin" and candidate:
+        raise reader.error((*top, "candidate"), "only a gauntlet has a candidate")
+    duplicate = reader.get((*top, "duplicate"), bool, True)
+    rules, preset, overrides = _rules(reader)
+    games = _games_per_pairing(reader, rules, duplicate)
+    concurrency = reader.get((*top, "concurrency"), int, 8)
+    if not 1 <= concurrency <= 256:
+        raise reader.error((*top, "concurrency"), f"must be 1 to 256 tables at once, not {concurrency}")
+    timeout = reader.get((*top, "game_timeout_s"), float, 900.0)
+    if not timeout > 0:
+        raise reader.error((*top, "game_timeout_s"), f"must be positive, not {timeout}")
+    listen = reader.get((*top, "listen"), str, "127.0.0.1:0")
+    if not re.fullmatch(r"[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}", listen):
+        raise reader.error((*top, "listen"), f"expected host:port, not {listen!r}")
+    base = source.parent
+    folder = Path("tournaments") / "out" / name
+    return TournamentConfig(
+        name=name,
+        seed=seed,
+        format=fmt,
+        candidate=candidate,
+        games_per_pairing=games,
+        duplicate=duplicate,
+        concurrency=concurrency,
+        database=base / reader.get((*top, "database"), str, str(folder / "results.sqlite")),
+        replay_dir=base / reader.get((*top, "replay_dir"), str, str(folder / "replays")),
+        output_dir=base / reader.get((*top, "output_dir"), str, str(folder)),
+        listen=listen,
+        game_timeout_s=timeout,
+        rules=rules,
+        preset=preset,
+        rules_overrides=overrides,
+        clock=_clock(reader),
+        sprt=_sprt(reader),
+        entrants=entrants,
+        teams=teams,
+        source=source,
+    )
+
+
+def _games_per_pairing(reader: _Reader, rules: RulesConfig, duplicate: bool) -> int:
+    top: Path_ = ("tournament",)
+    games = reader.get((*top, "games_per_pairing"), int)
+    hands = reader.get((*top, "hands_per_pairing"), int)
+    if (games is None) == (hands is None):
+        raise reader.error(top, "give exactly one of games_per_pairing and hands_per_pairing")
+    if hands is not None:
+        per_game = rules.fixed_rounds
+        if per_game is None:
+            raise reader.error(
+                (*top, "hands_per_pairing"),
+                'needs games of a fixed number of deals: rules match_mode = "fixed_rounds:N" '
+                "(the tournament preset has 4); else give games_per_pairing",
+            )
+        if hands < 1:
+            raise reader.error((*top, "hands_per_pairing"), f"must be at least 1, not {hands}")
+        games = math.ceil(hands / per_game)
+    else:
+        assert games is not None
+        if games < 1:
+            raise reader.error((*top, "games_per_pairing"), f"must be at least 1, not {games}")
+    if duplicate and games % 2:
+        games += 1  # a duplicate board is always played at both tables
+    return int(games)
+
+
+def _rules(reader: _Reader) -> tuple[RulesConfig, str, dict[str, Any]]:
+    here: Path_ = ("rules",)
+    table = dict(reader.table(here))
+    preset = table.pop("preset", "tournament")
+    if not isinstance(preset, str):
+        raise reader.error((*here, "preset"), f"must be a string, not {_show(preset)}")
+    known = {f.name for f in dataclasses.fields(RulesConfig)}
+    for key in table:
+        if key not in known:
+            raise reader.error((*here, key), "not a rules flag (README: Rules configuration)")
+    try:
+        base = RulesConfig.from_json(preset)
+    except RulesError as error:
+        raise reader.error((*here, "preset"), str(error)) from None
+    for key, value in table.items():
+        try:
+            dataclasses.replace(base, **{key: value})
+        except (RulesError, TypeError) as error:
+            raise reader.error((*here, key), str(error)) from None
+    try:
+        config = dataclasses.replace(base, **table)
+    except (RulesError, TypeError) as error:
+        raise reader.error(here, str(error)) from None
+    if config.players != 4:
+        raise reader.error((*here, "players"), "tournaments seat two teams of two: players = 4")
+    return config, preset, table
+
+
+def _clock(reader: _Reader) -> ClockSettings:
+    here: Path_ = ("clock",)
+    table = reader.table(here)
+    names = {f.name: f for f in dataclasses.fields(ClockSettings)}
+    reader.unknown_keys(here, set(names))
+    given: dict[str, Any] = {}
+    for key in table:
+        kind = bool if names[key].type in (bool, "bool") else int
+        value = reader.get((*here, key), kind)
+        if kind is int and value < 0:
+            raise reader.error((*here, key), f"must be 0 or more milliseconds, not {value}")
+        given[key] = value
+    return dataclasses.replace(DEFAULT_CLOCK, **given)
+
+
+def _sprt(reader: _Reader) -> SprtSettings:
+    here: Path_ = ("sprt",)
+    reader.table(here)
+    reader.unknown_keys(here, {"elo0", "elo1", "alpha", "beta", "stop_early"})
+    base = SprtSettings()
+    elo0 = reader.get((*here, "elo0"), float, base.elo0)
+    elo1 = reader.get((*here, "elo1"), float, base.elo1)
+    if not elo1 > elo0:
+        raise reader.error((*here, "elo1"), f"must be greater than elo0 ({elo0}), not {elo1}")
+    for key in ("alpha", "beta"):
+        value = reader.get((*here, key), float, getattr(base, key))
+        if not 0 < value < 0.5:
+            raise reader.error((*here, key), f"must be between 0 and 0.5, not {value}")
+    return SprtSettings(
+        elo0=elo0,
+        elo1=elo1,
+        alpha=reader.get((*here, "alpha"), float, base.alpha),
+        beta=reader.get((*here, "beta"), float, base.beta),
+        stop_early=reader.get((*here, "stop_early"), bool, base.stop_early),
+    )
+
+
+def describe(config: TournamentConfig) -> Mapping[str, Any]:
+    """The config's main choices as plain data (stored with the results, printed at the start)."""
+    return {
+        "name": config.name,
+        "seed": config.seed,
+        "format": config.format,
+        "candidate": config.candidate,
+        "games_per_pairing": config.games_per_pairing,
+        "duplicate": config.duplicate,
+        "preset": config.preset,
+        "rules_overrides": config.rules_overrides,
+        "teams": {t.name: list(t.players) for t in config.teams},
+        "bots": {e.name: ("remote" if e.remote else e.bot) for e in config.entrants},
+    }
