@@ -8,7 +8,6 @@ record the table makes, one JSON object per line) is written and flushed as the 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import sys
@@ -20,6 +19,9 @@ import grpc
 
 from referee import log
 from referee.codec import pb
+from referee.replay import ReplayFormatError, read_replay
+from referee.replay.rerun import ReplayMismatchError, rerun
+from referee.replay.tally import summary_table
 from referee.server import start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -36,35 +38,14 @@ REPLAY_DIR = Path("replays") / "out"
 MATCH_TIMEOUT_S = 900.0
 
 
-class ReplayWriter:
-    """Appends each record as one JSON line and flushes it, so a crash loses nothing written."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._file = path.open("w", encoding="utf-8")
-
-    def write(self, record: dict[str, Any]) -> None:
-        """Write one record."""
-        self._file.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
-
-
 async def _play(seed: str, out: TextIO) -> int:
     organiser = secrets.token_urlsafe(24)
     match_id = f"demo-{int(time.time())}-{secrets.token_hex(3)}"
-    writer = ReplayWriter(REPLAY_DIR / f"{match_id}.jsonl")
-
-    def on_record(record_match: str, record: dict[str, Any]) -> None:
-        if record_match == match_id:
-            writer.write(record)
-
     clock = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=1_000, max_violations=20)
-    running = await start_server("127.0.0.1:0", organiser, insecure=True, defaults=clock, on_record=on_record)
+    # The demo's referee writes its replay but resumes nothing: each demo is one fresh match.
+    running = await start_server(
+        "127.0.0.1:0", organiser, insecure=True, defaults=clock, replay_dir=REPLAY_DIR, resume=False
+    )
     processes: list[asyncio.subprocess.Process] = []
     try:
         async with grpc.aio.insecure_channel(running.address) as channel:
@@ -76,7 +57,8 @@ async def _play(seed: str, out: TextIO) -> int:
                 metadata=(("authorization", f"Bearer {organiser}"),),
             )
         print(f"Referee on {running.address}; match {created.match_id}, seed {seed}", file=out)
-        print(f"Replay: {writer.path}", file=out)
+        replay_path = running.service.replay_paths[created.match_id]
+        print(f"Replay: {replay_path}", file=out)
         for seat, ((spec, name), token) in enumerate(zip(BOTS, created.seat_tokens, strict=True)):
             env = {
                 **os.environ,
@@ -98,13 +80,26 @@ async def _play(seed: str, out: TextIO) -> int:
         await asyncio.wait_for(table.finished.wait(), MATCH_TIMEOUT_S)
         elapsed = time.monotonic() - started
         codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in processes)), 60)
-        return _report(table.result, table.statistics(), table.state.round + 1, elapsed, codes, out)
+        status = _report(table.result, table.statistics(), table.state.round + 1, elapsed, codes, out)
+        return max(status, _verify(replay_path, out))
     finally:
         for process in processes:
             if process.returncode is None:
                 process.kill()
         await running.stop()
-        writer.close()
+
+
+def _verify(path: Path, out: TextIO) -> int:
+    """Re-run the replay just written through the engine, as `tichu replay verify` does."""
+    try:
+        run = rerun(read_replay(path))
+    except (ReplayFormatError, ReplayMismatchError) as error:
+        print(f"Replay {path} does NOT verify: {error}", file=out)
+        return 1
+    size_kb = path.stat().st_size / 1024
+    moves, events = run.moves, len(run.events)
+    print(f"Replay verified: {moves} moves, {events} events, {size_kb:.0f} KB ({path})", file=out)
+    return 0
 
 
 def _report(
@@ -123,16 +118,8 @@ def _report(
     print(f"\nFinal score: A {a}, B {b}; {winner} wins after {rounds} rounds in {elapsed_s:.1f} s", file=out)
     if result.forfeit:
         print(f"Forfeit by team {'AB'[result.forfeiting_team]}: {result.reason}", file=out)
-    header = f"{'seat':<5}{'bot':<14}{'decisions':>10}{'p50 ms':>8}{'p99 ms':>8}{'timeouts':>9}"
-    header += f"{'rejected':>9}{'calls':>7}{'won':>5}{'bombs':>6}{'points':>7}"
-    print(header, file=out)
-    for seat in stats["seats"]:
-        print(
-            f"{seat['seat']:<5}{seat['bot_name']:<14}{seat['decisions']:>10}{seat['think_ms_p50']:>8.1f}"
-            f"{seat['think_ms_p99']:>8.1f}{seat['timeouts']:>9}{seat['rejections']:>9}{seat['calls_made']:>7}"
-            f"{seat['calls_won']:>5}{seat['bombs_played']:>6}{seat['points_won']:>7}",
-            file=out,
-        )
+    for line in summary_table(stats["seats"]):
+        print(line, file=out)
     if any(codes):
         print(f"A bot process exited with an error: exit codes {codes}", file=out)
         return 1

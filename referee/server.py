@@ -22,6 +22,7 @@ from referee.table import ClockSettings
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_REPLAY_DIR = Path("replays") / "live"
 PemSource = bytes | str | Path
 
 
@@ -60,14 +61,17 @@ async def start_server(
     defaults: ClockSettings | None = None,
     now: Callable[[], float] = time.monotonic,
     on_record: RecordHook | None = None,
+    replay_dir: Path | None = None,
+    resume: bool = True,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
-    plaintext only with `insecure=True`."""
+    plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
+    there as it is played, and (with `resume`) the unfinished ones found there continue."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
         raise ValueError("give a TLS certificate and key, or ask for plaintext with insecure=True")
-    service = RefereeService(organiser_token, defaults, now=now, on_record=on_record)
+    service = RefereeService(organiser_token, defaults, now=now, on_record=on_record, replay_dir=replay_dir)
     server = grpc.aio.server()
     service.attach(server)
     try:
@@ -80,6 +84,9 @@ async def start_server(
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port:
         raise OSError(f"cannot listen on {address}")
+    if resume:
+        # Before the port opens, so that no returning bot finds its token unknown.
+        service.resume_unfinished()
     await server.start()
     host = address.rsplit(":", 1)[0]
     log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
@@ -97,6 +104,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain")
     parser.add_argument("--tls-key", type=Path, help="PEM private key")
     parser.add_argument("--insecure", action="store_true", help="plaintext, without TLS (local use only)")
+    parser.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=DEFAULT_REPLAY_DIR,
+        help=f"where replays are written, and unfinished matches resumed from (default {DEFAULT_REPLAY_DIR})",
+    )
+    parser.add_argument(
+        "--no-resume", action="store_true", help="do not continue the unfinished matches of --replay-dir"
+    )
     clocks = parser.add_argument_group("clock defaults (a CreateMatch may override each)")
     base = ClockSettings()
     for field in dataclasses.fields(ClockSettings):
@@ -129,7 +145,18 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
     try:
-        asyncio.run(_serve(args.listen, token, args.tls_cert, args.tls_key, args.insecure, defaults))
+        asyncio.run(
+            _serve(
+                args.listen,
+                token,
+                args.tls_cert,
+                args.tls_key,
+                args.insecure,
+                defaults,
+                args.replay_dir,
+                not args.no_resume,
+            )
+        )
     except OSError as error:
         print(f"tichu serve: {error}", file=sys.stderr)
         return 1
@@ -137,10 +164,24 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(
-    address: str, token: str, cert: Path | None, key: Path | None, insecure: bool, defaults: ClockSettings
+    address: str,
+    token: str,
+    cert: Path | None,
+    key: Path | None,
+    insecure: bool,
+    defaults: ClockSettings,
+    replay_dir: Path,
+    resume: bool,
 ) -> None:
     running = await start_server(
-        address, token, tls_cert=cert, tls_key=key, insecure=insecure and cert is None, defaults=defaults
+        address,
+        token,
+        tls_cert=cert,
+        tls_key=key,
+        insecure=insecure and cert is None,
+        defaults=defaults,
+        replay_dir=replay_dir,
+        resume=resume,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -8,18 +8,23 @@ PERMISSION_DENIED). Everything that happens in a game is the Table's business.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import hmac
 import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import grpc
 
 from referee.codec import config_from_proto, pb
 from referee.log import get_logger
+from referee.replay import ReplayFormatError, ReplayWriter, read_replay
+from referee.replay.rerun import ReplayMismatchError
 from referee.rules import RulesError, State
 from referee.table import PROTOCOL_VERSION, ClockSettings, Connection, Record, SeatUnavailableError, Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -42,6 +47,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         *,
         now: Callable[[], float] = time.monotonic,
         on_record: RecordHook | None = None,
+        replay_dir: Path | None = None,
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
@@ -49,6 +55,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self.defaults = defaults or ClockSettings()
         self._now = now
         self._on_record = on_record
+        self.replay_dir = replay_dir
+        self.replay_paths: dict[str, Path] = {}
         self.tables: dict[str, Table] = {}
         self._seats: dict[str, tuple[Table, int]] = {}
         self._log = get_logger()
@@ -84,10 +92,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             match_id = secrets.token_hex(6)
         if match_id in self.tables:
             raise MatchExistsError(f"match {match_id!r} exists already")
+        path = None if self.replay_dir is None else self.replay_dir / f"{match_id}.jsonl"
+        if path is not None and path.exists():
+            raise MatchExistsError(f"match {match_id!r} has a replay already ({path})")
         if bot_names and len(bot_names) != config.players:
             raise ValueError(f"give one bot name per seat ({config.players}), or none")
         deal_seed: int | str = (int(seed) if seed.isdigit() else seed) if seed else secrets.randbelow(2**63)
-        hook = self._on_record
+        writer = None if path is None else ReplayWriter(path)
         table = Table(
             match_id,
             config,
@@ -97,15 +108,80 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             watch_delay_events=watch_delay_events,
             initial_state=initial_state,
             now=self._now,
-            on_record=None if hook is None else (lambda record: hook(match_id, record)),
+            on_record=self._record_hook(match_id, writer),
         )
-        tokens = [secrets.token_urlsafe(24) for _ in range(config.players)]
+        tokens = self._open(table, writer)
+        self._log.info("match_created", match_id=match_id, players=config.players, seed=str(deal_seed))
+        return table, tokens
+
+    def seat_token(self, match_id: str, seat: int) -> str:
+        """A seat's secret token: derived from the organiser token, so a restarted referee
+        (given the same organiser token) accepts the tokens it handed out before."""
+        digest = hmac.new(self._organiser_token, f"tichu-seat/{match_id}/{seat}".encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(digest.digest()[:24]).decode()
+
+    def resume_unfinished(self) -> list[str]:
+        """Continue every unfinished match whose replay is in `replay_dir`; their ids.
+
+        A replay that cannot be read or re-run is left as it is, with an error in the log.
+        """
+        if self.replay_dir is None or not self.replay_dir.is_dir():
+            return []
+        resumed = []
+        for path in sorted(self.replay_dir.glob("*.jsonl")):
+            try:
+                replay = read_replay(path)
+                if replay.result is not None or replay.match_id in self.tables:
+                    continue
+                writer = ReplayWriter(path, keep_bytes=replay.complete_bytes)
+                table = Table.resume(
+                    replay, now=self._now, on_record=self._record_hook(replay.match_id, writer)
+                )
+            except (
+                OSError,
+                ReplayFormatError,
+                ReplayMismatchError,
+                RulesError,
+                LookupError,
+                ValueError,
+            ) as error:
+                self._log.error("resume_failed", path=str(path), error=str(error))
+                continue
+            self._open(table, writer)
+            resumed.append(table.match_id)
+            self._log.info(
+                "match_resumed_from_replay",
+                match_id=table.match_id,
+                state_version=table.state_version,
+                truncated_line=replay.truncated,
+            )
+        return resumed
+
+    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Record], None] | None:
+        hook = self._on_record
+        if writer is None:
+            return None if hook is None else (lambda record: hook(match_id, record))
+
+        def record(record: Record) -> None:
+            """Write the record to the replay, then pass it on."""
+            writer.write(record)
+            if hook is not None:
+                hook(match_id, record)
+
+        return record
+
+    def _open(self, table: Table, writer: ReplayWriter | None) -> list[str]:
+        """Register a table and its seat tokens and start it; the tokens, in seat order."""
+        match_id = table.match_id
+        tokens = [self.seat_token(match_id, seat) for seat in range(table.players)]
         self.tables[match_id] = table
         for seat, token in enumerate(tokens):
             self._seats[token] = (table, seat)
+        if writer is not None:
+            self.replay_paths[match_id] = writer.path
+            table.finished_callbacks.append(writer.close)
         table.start()
-        self._log.info("match_created", match_id=match_id, players=config.players, seed=str(deal_seed))
-        return table, tokens
+        return tokens
 
     def attach(self, server: grpc.aio.Server) -> None:
         """Register this servicer's RPCs on a grpc.aio server."""
@@ -232,6 +308,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                     seats=table.seat_info(),
                     scores=list(table.state.scores),
                     round=table.state.round,
+                    replay_path=str(self.replay_paths.get(match_id, "")),
                 )
                 for match_id, table in self.tables.items()
             ]

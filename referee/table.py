@@ -14,16 +14,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import functools
 import json
-import math
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from referee.codec import action_from_proto, action_to_proto, config_to_proto, pb
 from referee.log import get_logger
+from referee.replay.format import FORMAT, Replay
+from referee.replay.rerun import rerun
+from referee.replay.tally import Tally
 from referee.rules import (
     Action,
     CallTichu,
@@ -47,10 +50,12 @@ from referee.rules import (
     legal_decisions,
     new_game,
     observe,
+    state_from_json,
+    state_to_json,
     team_of,
     to_act,
 )
-from referee.rules.events import Called, DragonGiven, Played, RoundEnded, RoundStarted, TrickWon
+from referee.rules.events import Played
 from referee.rules.game import exchange_recipients
 
 PROTOCOL_VERSION = 1
@@ -269,28 +274,8 @@ class _Seat:
     away_since: float | None = None
     abandoned: bool = False
     bank_s: float = 0.0
-    violations: int = 0
     seq: int = 0
-    # statistics
-    decisions: int = 0
-    think_ms: list[float] = field(default_factory=list)
-    timeouts: int = 0
-    rejections: int = 0
-    rate_limited: int = 0
-    calls_made: int = 0
-    calls_won: int = 0
-    bombs: int = 0
-    points: int = 0
-    reconnections: int = 0
-
-
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, math.ceil(len(ordered) * fraction))
-    return round(ordered[rank - 1], 1)
+    rate_limited: int = 0  # not in the replay: a flood would swamp it
 
 
 def _describe(seat: int, action: Action, before: State) -> str:
@@ -346,8 +331,8 @@ class Table:
     """One match: seats, the rules State, clocks, bomb windows, replay records and statistics.
 
     `initial_state` starts from a given position (its own config then rules, not `config`);
-    `now` is the monotonic clock in seconds (injectable for tests); `on_record` is called with
-    each replay record as it is made.
+    `now` is the monotonic clock in seconds and `wall` the calendar clock (both injectable for
+    tests); `on_record` is called with each replay record as it is made, the header first.
     """
 
     def __init__(
@@ -361,13 +346,16 @@ class Table:
         watch_delay_events: int = 0,
         initial_state: State | None = None,
         now: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
         on_record: Callable[[Record], None] | None = None,
+        _resume: Replay | None = None,
     ) -> None:
         self.match_id = match_id
         self.clock = clock or ClockSettings()
         self.seed = seed
         self.watch_delay_events = watch_delay_events
         self._now = now
+        self._wall = wall
         self._on_record = on_record
         self._log = get_logger(match_id=match_id)
         if initial_state is None:
@@ -386,6 +374,7 @@ class Table:
             _Seat(s, bot_names[s] if s < len(bot_names) else "", bank_s=self.clock.bank_ms / 1000)
             for s in range(self.players)
         ]
+        self.tally = Tally(self.players, [s.bot_name for s in self._seats])
         self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
         self._pending: dict[int, _Request] = {}  # by seat: at most one open request each
         # request id -> (seat, "answered" / "timed_out" / "cancelled"), to tell late from unknown
@@ -393,6 +382,7 @@ class Table:
         self._next_request_id = 1
         self._changes: list[tuple[int, int, str]] = []  # (version before, after, what changed)
         self._window_answers: dict[int, Action] = {}  # collected, applied together when complete
+        self._window_times: dict[int, float] = {}  # each answer's think time, in ms
         self._window_calls: set[int] = set()  # seats whose window bomb carried a Tichu call
         self._window_opened_at: float | None = None
         self._round_callers: set[int] = set()
@@ -402,6 +392,87 @@ class Table:
         self._initial_events = events
         self._task: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
+        self.finished_callbacks: list[Callable[[], None]] = []  # run once, when the match ends
+        self._resumed = False
+        if _resume is None:
+            self._record(
+                {
+                    "kind": "header",
+                    "format": FORMAT,
+                    "match_id": match_id,
+                    "created_at": self._iso_now(),
+                    "config": self.config.to_json(),
+                    "seed": seed,
+                    "clock": dataclasses.asdict(self.clock),
+                    "seats": [{"seat": s.seat, "bot_name": s.bot_name} for s in self._seats],
+                    "watch_delay_events": watch_delay_events,
+                    "initial_state": None if initial_state is None else state_to_json(initial_state),
+                    "protocol_version": PROTOCOL_VERSION,
+                }
+            )
+        else:
+            self._restore(_resume)
+
+    @classmethod
+    def resume(
+        cls,
+        replay: Replay,
+        *,
+        now: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        on_record: Callable[[Record], None] | None = None,
+    ) -> Table:
+        """The table of an unfinished replay, as it stood after its last record (ReplayMismatch
+        if the replay does not re-run). Its seats reconnect with their tokens; play goes on once
+        every seat is back, with new requests and fresh clocks for the decisions still owed."""
+        header = replay.header
+        state_json = header.get("initial_state")
+        clock = ClockSettings(**header.get("clock", {}))
+        return cls(
+            replay.match_id,
+            RulesConfig.from_json(header["config"]),
+            clock=clock,
+            seed=header["seed"],
+            bot_names=[s.get("bot_name", "") for s in header["seats"]],
+            watch_delay_events=int(header.get("watch_delay_events", 0)),
+            initial_state=None if state_json is None else state_from_json(state_json),
+            now=now,
+            wall=wall,
+            on_record=on_record,
+            _resume=replay,
+        )
+
+    def _restore(self, replay: Replay) -> None:
+        """Take over an unfinished replay's game: its state, counts, logs, request ids, times."""
+        run = rerun(replay, check_result=False)
+        self.records = [replay.header, *replay.records]
+        self.state = run.state
+        self.state_version = run.version
+        self._next_request_id = run.max_request_id + 1
+        # Times in the file go on from where they stopped, as if the match had never paused.
+        self._created_at = self._now() - run.last_t_ms / 1000
+        for record in replay.records:
+            if record["kind"] != "event":
+                self.tally.add(record)
+        for version, event in run.events:
+            self.tally.add_event(event)
+            self._log_event(event, version)
+            for slot in self._seats:
+                if event.visible_to(slot.seat):
+                    slot.seq += 1
+        for seat in self.tally.seats:
+            slot = self._seats[seat.seat]
+            slot.bot_name = slot.bot_name or seat.bot_name
+            slot.bot_version = seat.bot_version
+            slot.ever_connected = run.started
+            if seat.bank_left_ms is not None:
+                slot.bank_s = seat.bank_left_ms / 1000
+        if run.version:
+            self._changes.append((0, run.version, f"{run.moves} moves before the referee restarted"))
+        if run.started:
+            self._initial_events = []
+            self._resumed = True
+        self._record({"kind": "resume", "version": run.version, "resumed_at": self._iso_now()})
 
     # -------------------------------------------------------------------------------- public API
 
@@ -423,7 +494,7 @@ class Table:
         if self.status != "finished":
             self.status = "finished"
             self._notify()
-            self.finished.set()
+            self._set_finished()
 
     async def connect(self, seat: int, bot_name: str = "", bot_version: str = "") -> Connection:
         """Attach a new stream to `seat` (after its token was checked); raises SeatUnavailableError."""
@@ -489,30 +560,12 @@ class Table:
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat statistics as plain data (decisions, think times, timeouts, calls, bombs, points)."""
-        return {
-            "match_id": self.match_id,
-            "state_version": self.state_version,
-            "seats": [
-                {
-                    "seat": s.seat,
-                    "bot_name": s.bot_name,
-                    "decisions": s.decisions,
-                    "think_ms_p50": _percentile(s.think_ms, 0.50),
-                    "think_ms_p99": _percentile(s.think_ms, 0.99),
-                    "timeouts": s.timeouts,
-                    "violations": s.violations,
-                    "rejections": s.rejections,
-                    "rate_limited": s.rate_limited,
-                    "calls_made": s.calls_made,
-                    "calls_won": s.calls_won,
-                    "bombs_played": s.bombs,
-                    "points_won": s.points,
-                    "reconnections": s.reconnections,
-                    "bank_left_ms": _ms(s.bank_s),
-                }
-                for s in self._seats
-            ],
-        }
+        seats = self.tally.summary()
+        for line, slot in zip(seats, self._seats, strict=True):
+            line["bot_name"] = slot.bot_name
+            line["rate_limited"] = slot.rate_limited
+            line["bank_left_ms"] = _ms(slot.bank_s)
+        return {"match_id": self.match_id, "state_version": self.state_version, "seats": seats}
 
     async def watch(self, full: bool) -> AsyncIterator[pb.WatchMessage]:
         """A spectator's stream: public events `watch_delay_events` behind, or every event at once."""
@@ -688,33 +741,35 @@ class Table:
         self._resolve_window()
 
     def _violation(self, request: _Request, action: Action) -> None:
-        slot = self._seats[request.seat]
-        slot.timeouts += 1
-        slot.violations += 1
+        """Record a timeout; the default `action` is then taken (a window's decline: collected)."""
+        count = self.tally.seats[request.seat].timeouts + 1
         self._log.warning(
             "decision_timed_out",
             seat=request.seat,
             request_id=request.request_id,
             kind=KIND_NAMES.get(request.kind, "?"),
             default=str(action),
-            violations=slot.violations,
+            violations=count,
         )
         self._record(
             {
                 "kind": "violation",
                 "seat": request.seat,
                 "request_id": request.request_id,
+                "decision": KIND_NAMES[request.kind],
+                "version": self.state_version,
+                "sent_ms": self._rel_ms(request.sent_at),
                 "default": str(action),
-                "count": slot.violations,
+                "count": count,
             }
         )
         limit = self.clock.max_violations
-        if limit and slot.violations > limit:
+        if limit and count > limit:
             team = team_of(request.seat)
             self._finish(
                 winner=1 - team,
                 forfeiting_team=team,
-                reason=f"seat {request.seat} ran out of time {slot.violations} times "
+                reason=f"seat {request.seat} ran out of time {count} times "
                 f"(at most {limit} allowed): team {'AB'[team]} forfeits",
             )
 
@@ -742,8 +797,6 @@ class Table:
         if not slot.bot_name:
             slot.bot_name = item.bot_name
         slot.bot_version = item.bot_version
-        if reconnect:
-            slot.reconnections += 1
         item.reply.set_result(conn)
         conn.send(pb.RefereeMessage(welcome=self._welcome(item.seat)))
         conn.send(pb.RefereeMessage(snapshot=self._snapshot(item.seat)))
@@ -815,8 +868,22 @@ class Table:
 
     def _start_game(self) -> None:
         self.status = "running"
+        if self._resumed:
+            self._log.info("match_resumed", state_version=self.state_version)
+            self._sync_requests(keep=False)
+            self._check_over()
+            return
         self._log.info("match_started", seed=str(self.seed), players=self.players)
-        self._record({"kind": "started", "config": self.config.to_json(), "seed": self.seed})
+        self._record(
+            {
+                "kind": "start",
+                "started_at": self._iso_now(),
+                "seats": [
+                    {"seat": s.seat, "bot_name": s.bot_name, "bot_version": s.bot_version}
+                    for s in self._seats
+                ],
+            }
+        )
         # The deal's events describe state version 0, the state new_game returned.
         self._publish(self._initial_events)
         self._initial_events = []
@@ -877,7 +944,6 @@ class Table:
         request_id: int = 0,
     ) -> None:
         slot = self._seats[seat]
-        slot.rejections += 1
         self._log.info(
             "decision_rejected",
             seat=seat,
@@ -1011,19 +1077,22 @@ class Table:
         used = max(0.0, at - request.sent_at)
         # The grace absorbs network lag: only time beyond the limit and the grace costs bank.
         over = max(0.0, used - self.clock.grace_ms / 1000 - request.limit_s)
-        if request.kind != pb.DECISION_KIND_BOMB_WINDOW:
-            slot.bank_s = max(0.0, slot.bank_s - over)
-        slot.decisions += 1
-        slot.think_ms.append(used * 1000)
         self._close_request(request, "answered")
         self._log.debug(
             "decision_accepted", seat=request.seat, request_id=request.request_id, action=str(action)
         )
+        if request.kind == pb.DECISION_KIND_BOMB_WINDOW:
+            # A window's answers are recorded together when it resolves, in its own record.
+            self._window_times[request.seat] = round(used * 1000, 1)
+            return
+        slot.bank_s = max(0.0, slot.bank_s - over)
         self._record(
             {
                 "kind": "decision",
                 "seat": request.seat,
                 "request_id": request.request_id,
+                "decision": KIND_NAMES[request.kind],
+                "version": self.state_version,
                 "action": str(action),
                 "sent_ms": self._rel_ms(request.sent_at),
                 "received_ms": self._rel_ms(at),
@@ -1075,6 +1144,7 @@ class Table:
             answers = {s: Decline() for s in order}
             state, events = answer_window(self.state, answers)
         bomber = next((e.seat for e in events if isinstance(e, Played) and e.out_of_turn), None)
+        caller = None
         if bomber is not None and bomber in self._window_calls and can_call_tichu(self.state, bomber):
             # R-CALL-7: the bomb carried a call, which goes first. Only the bomb that applies
             # brings its call; a discarded bomb's call is discarded with it, else the call would
@@ -1082,6 +1152,7 @@ class Table:
             called, call_events = apply(self.state, bomber, CallTichu())
             state, events = answer_window(called, answers)
             events = call_events + events
+            caller = bomber
         discarded = [s for s, a in answers.items() if isinstance(a, Play) and s != bomber]
         self._record(
             {
@@ -1089,6 +1160,8 @@ class Table:
                 "version": self.state_version,
                 "order": list(order),
                 "answers": {str(s): str(a) for s, a in answers.items()},
+                "time_ms": {str(s): t for s, t in self._window_times.items()},
+                "call": caller,
                 "bomb": bomber,
                 "discarded": discarded,
             }
@@ -1128,7 +1201,13 @@ class Table:
                 return
             self._log.info("tichu_called", seat=seat)
             self._record(
-                {"kind": "out_of_turn", "seat": seat, "action": str(action), "received_ms": self._rel_ms(at)}
+                {
+                    "kind": "call",
+                    "seat": seat,
+                    "version": self.state_version,
+                    "action": str(action),
+                    "received_ms": self._rel_ms(at),
+                }
             )
             self._commit(state, events, _describe(seat, action, self.state), action, seat)
             return
@@ -1178,30 +1257,30 @@ class Table:
         self._sync_requests(keep)
         self._check_over()
 
+    def _log_event(self, event: Event, version: int, data: dict[str, Any] | None = None) -> pb.GameEvent:
+        """Add an event to the spectators' logs; returns its wire form (without a seq)."""
+        if data is None:
+            data = event.to_json()
+        base = pb.GameEvent(type=data["type"], json=json.dumps(data, separators=(",", ":")))
+        self._full_log.append(
+            pb.GameEvent(seq=len(self._full_log) + 1, state_version=version, type=base.type, json=base.json)
+        )
+        if event.private_to is None:
+            self._public_log.append(
+                pb.GameEvent(
+                    seq=len(self._public_log) + 1, state_version=version, type=base.type, json=base.json
+                )
+            )
+        return base
+
     def _publish(self, events: Sequence[Event]) -> None:
         for event in events:
             data = event.to_json()
-            base = pb.GameEvent(type=data["type"], json=json.dumps(data, separators=(",", ":")))
-            self._full_log.append(
-                pb.GameEvent(
-                    seq=len(self._full_log) + 1,
-                    state_version=self.state_version,
-                    type=base.type,
-                    json=base.json,
-                )
-            )
+            base = self._log_event(event, self.state_version, data)
             owner = event.private_to
-            if owner is None:
-                self._public_log.append(
-                    pb.GameEvent(
-                        seq=len(self._public_log) + 1,
-                        state_version=self.state_version,
-                        type=base.type,
-                        json=base.json,
-                    )
-                )
-            self._record({"kind": "event", "version": self.state_version, "private_to": owner, "event": data})
-            self._count(event)
+            self._record(
+                {"kind": "event", "version": self.state_version, "private_to": owner, "event": data}, event
+            )
             for slot in self._seats:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
@@ -1223,24 +1302,6 @@ class Table:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def _count(self, event: Event) -> None:
-        """Statistics that events carry: calls and whether they won, bombs, card points."""
-        if isinstance(event, RoundStarted):
-            self._round_callers.clear()
-        elif isinstance(event, Called):
-            self._seats[event.seat].calls_made += 1
-            self._round_callers.add(event.seat)
-        elif isinstance(event, RoundEnded):
-            if event.out and event.out[0] in self._round_callers:
-                self._seats[event.out[0]].calls_won += 1
-        elif isinstance(event, Played):
-            if event.combo.is_bomb:
-                self._seats[event.seat].bombs += 1
-        elif isinstance(event, TrickWon):
-            self._seats[event.seat].points += event.points
-        elif isinstance(event, DragonGiven):
-            self._seats[event.to].points += event.points
-
     def _sync_requests(self, keep: bool) -> None:
         """Cancel requests that no longer apply and send one to every seat that owes a decision."""
         owed = to_act(self.state) if self.status == "running" else ()
@@ -1249,6 +1310,7 @@ class Table:
                 self._cancel(request, "answered" if keep else "the game moved on")
         if not keep:
             self._window_answers.clear()
+            self._window_times.clear()
             self._window_calls.clear()
             self._window_opened_at = None
         # Window requests go out together, in window order, whatever the hands hold (R-BOMB-5),
@@ -1291,18 +1353,6 @@ class Table:
             msg.legal_actions.extend(_wire_action(a) for a in legal_decisions(state, seat))
         request = _Request(rid, seat, kind, self.state_version, now, limit_s, bank_s, expires_at, msg)
         self._pending[seat] = request
-        self._record(
-            {
-                "kind": "request",
-                "request_id": rid,
-                "seat": seat,
-                "decision": KIND_NAMES[kind],
-                "version": self.state_version,
-                "sent_ms": self._rel_ms(now),
-                "deadline_ms": msg.deadline_ms,
-                "bank_left_ms": msg.bank_left_ms,
-            }
-        )
         if slot.conn is not None:
             slot.conn.send(pb.RefereeMessage(request=msg))
 
@@ -1313,9 +1363,6 @@ class Table:
 
     def _cancel(self, request: _Request, reason: str) -> None:
         self._close_request(request, "cancelled")
-        self._record(
-            {"kind": "cancelled", "seat": request.seat, "request_id": request.request_id, "reason": reason}
-        )
         conn = self._seats[request.seat].conn
         if conn is not None:
             conn.send(
@@ -1340,6 +1387,7 @@ class Table:
         for request in list(self._pending.values()):
             self._cancel(request, "the match is over")
         self.status = "finished"
+        statistics = self.statistics()
         self.result = pb.MatchResult(
             match_id=self.match_id,
             winner=winner,
@@ -1347,7 +1395,7 @@ class Table:
             forfeit=forfeiting_team >= 0,
             forfeiting_team=forfeiting_team,
             reason=reason,
-            summary_json=json.dumps(self.statistics(), separators=(",", ":")),
+            summary_json=json.dumps(statistics, separators=(",", ":")),
         )
         self._log.info(
             "match_finished",
@@ -1363,7 +1411,9 @@ class Table:
                 "scores": list(self.state.scores),
                 "forfeiting_team": forfeiting_team,
                 "reason": reason,
-                "statistics": self.statistics(),
+                "finished_at": self._iso_now(),
+                "rounds": self.state.round + 1,
+                "summary": statistics["seats"],
             }
         )
         for slot in self._seats:
@@ -1372,15 +1422,26 @@ class Table:
                 slot.conn.close(None)
                 slot.conn = None
         self._notify()
+        self._set_finished()
+
+    def _set_finished(self) -> None:
         self.finished.set()
+        callbacks, self.finished_callbacks = self.finished_callbacks, []
+        for callback in callbacks:
+            callback()
 
     # -------------------------------------------------------------------------------- records
 
     def _rel_ms(self, t: float) -> float:
         return round((t - self._created_at) * 1000, 1)
 
-    def _record(self, record: Record) -> None:
+    def _iso_now(self) -> str:
+        stamp = datetime.datetime.fromtimestamp(self._wall(), datetime.UTC)
+        return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _record(self, record: Record, event: Event | None = None) -> None:
         record.setdefault("t_ms", self._rel_ms(self._now()))
         self.records.append(record)
+        self.tally.add(record, event)
         if self._on_record is not None:
             self._on_record(record)

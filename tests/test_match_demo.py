@@ -23,10 +23,12 @@ def test_demo_plays_a_whole_game_over_grpc_and_writes_its_replay(tmp_path: Path)
     assert len(replays) == 1
     records = [json.loads(line) for line in replays[0].read_text().splitlines()]
     kinds = {record["kind"] for record in records}
-    assert {"started", "request", "decision", "event", "result"} <= kinds
+    assert records[0]["kind"] == "header" and records[0]["format"] == "tichu-replay/1"
+    assert {"start", "decision", "window", "event", "result"} <= kinds
+    assert "Replay verified: " in done.stdout
     result = records[-1]
     assert result["kind"] == "result"
-    seats = result["statistics"]["seats"]
+    seats = result["summary"]
     assert len(seats) == 4
     assert sum(seat["decisions"] for seat in seats) > 100
     assert max(result["scores"]) >= 1000 or result["forfeiting_team"] >= 0

@@ -114,7 +114,7 @@ def test_a_bot_reconnects_to_the_referee_and_finishes_the_match() -> None:
     assert dropping.plays >= 10
     assert table.status == "finished"
     assert results[1].scores == tuple(table.state.scores)
-    assert table._seats[1].reconnections == 1
+    assert table.statistics()["seats"][1]["reconnections"] == 1
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a test certificate")

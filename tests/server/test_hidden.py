@@ -162,7 +162,8 @@ def test_no_seat_ever_receives_a_card_it_may_not_know() -> None:
                 records = table.records
                 # Random bots pick from the legal actions they are sent: the referee accepts them all.
                 assert not any(r["kind"] in ("rejection", "violation") for r in records), match_id
-                kinds |= {r["decision"] for r in records if r["kind"] == "request"}
+                kinds |= {r["decision"] for r in records if r["kind"] == "decision"}
+                kinds |= {"bomb_window" for r in records if r["kind"] == "window"}
                 bombs += sum(r["kind"] == "window" and r["bomb"] is not None for r in records)
                 known = known_cards(records)
                 for seat, received in seats:
@@ -171,14 +172,18 @@ def test_no_seat_ever_receives_a_card_it_may_not_know() -> None:
                     bot.received = [pb.RefereeMessage.FromString(data) for data in received]
                     assert bot.received[-1].result == table.result
                     problems += [f"{match_id} {p}" for p in leaks(bot, known, checked)]
-                # Every bomb window went to all of its seats at once, in window order (R-BOMB-5).
-                issued: dict[int, list[int]] = defaultdict(list)
-                for r in records:
-                    if r["kind"] == "request" and r["decision"] == "bomb_window":
-                        issued[r["version"]].append(r["seat"])
+                # Every bomb window went to all of its seats at once, in window order (R-BOMB-5):
+                # request ids are handed out in the order the requests are made.
+                issued: dict[int, list[tuple[int, int]]] = defaultdict(list)
+                for seat, received in seats:
+                    for data in received:
+                        message = pb.RefereeMessage.FromString(data)
+                        request = message.request
+                        if message.HasField("request") and request.kind == pb.DECISION_KIND_BOMB_WINDOW:
+                            issued[request.state_version].append((request.request_id, seat))
                 for r in records:
                     if r["kind"] == "window" and r["version"] in issued:
-                        assert issued[r["version"]] == r["order"], (match_id, r)
+                        assert [seat for _, seat in sorted(issued[r["version"]])] == r["order"], (match_id, r)
                         windows += 1
             assert problems == [], problems[:10]
             assert checked[0] > GAMES * 300 and windows > GAMES * 20 and bombs > 0

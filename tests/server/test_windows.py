@@ -68,9 +68,10 @@ def test_window_is_offered_to_every_seat_at_once_whatever_the_hands() -> None:
             assert {w.deadline_ms for w in windows} == {CALM.window_ms}
             assert [a.text for a in windows[3].legal_actions] == ["decline"]
             assert [a.text for a in windows[1].legal_actions] == ["decline", "play 3j 3s 3p 3t"]
-            # The requests went out in window order: seat 1 first, the actor last.
-            requests = [r for r in ref.table(match_id).records if r["kind"] == "request"]
-            assert [r["seat"] for r in requests[-4:]] == [1, 2, 3, 0]
+            # The requests went out in window order, seat 1 first and the actor last: their ids
+            # are handed out in the order they are made.
+            issued = sorted(range(4), key=lambda seat: windows[seat].request_id)
+            assert issued == [1, 2, 3, 0] == list(ref.table(match_id).state.window)
 
     run(scenario())
 
@@ -184,7 +185,7 @@ def test_a_tichu_call_out_of_turn_is_public_and_keeps_requests_open() -> None:
             await bots[0].decide(lead, play("7s"))  # the request's own version is still the one to echo
             await bots[0].request(K.DECISION_KIND_BOMB_WINDOW)
             stats = ref.table(match_id).statistics()["seats"]
-            assert stats[3]["calls_made"] == 1
+            assert stats[3]["tichu_calls"] == 1
 
     run(scenario())
 
