@@ -23,6 +23,7 @@ from referee.table import ClockSettings
 
 FORMATS = ("round_robin", "gauntlet")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,23}")
+TEAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,48}")  # "a+b" names a pair by default
 BOT_SPEC = re.compile(r"[^:\s]+:[A-Za-z_][A-Za-z0-9_]*")
 # Clocks for bots that answer in milliseconds, loose enough for a loaded 2-core machine; a bot
 # process that dies forfeits after max_violations defaults instead of holding its tables forever.
@@ -334,8 +335,8 @@ def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
             if player not in names:
                 raise reader.error((*here, "players"), f"{player!r} is not an entrant's name")
         name = reader.get((*here, "name"), str) or f"{players[0]}+{players[1]}"
-        if not NAME.fullmatch(name):
-            raise reader.error((*here, "name"), f"{name!r}: use 1-24 letters, digits, '_', '.' or '-'")
+        if not TEAM_NAME.fullmatch(name):
+            raise reader.error((*here, "name"), f"{name!r}: use 1-49 letters, digits, '_', '.', '+' or '-'")
         if any(t.name == name for t in found):
             raise reader.error((*here, "name"), f"{name!r} is the name of an earlier team too")
         found.append(Team(name, (players[0], players[1])))

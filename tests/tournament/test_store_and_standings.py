@@ -1,0 +1,165 @@
+"""The SQLite store (resume semantics, fingerprint) and the standings and ratings computed from it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from referee.tournament.config import TournamentConfig, parse_config
+from referee.tournament.progress import Progress, format_duration
+from referee.tournament.ratings import rate_games
+from referee.tournament.report import board_pairs, compute_standings, format_table, write_csv, write_html
+from referee.tournament.schedule import build_schedule, pairings
+from referee.tournament.store import GameResult, Store, StoreError
+
+CONFIG = """\
+[tournament]
+seed = "s"
+games_per_pairing = 4
+
+[[entrants]]
+name = "a"
+bot = "clients.random_bot:RandomBot"
+
+[[entrants]]
+name = "b"
+bot = "clients.heuristic_bot:HeuristicBot"
+"""
+
+
+@pytest.fixture
+def config() -> TournamentConfig:
+    return parse_config(CONFIG, Path("t.toml"))
+
+
+def _result(even: int, odd: int) -> GameResult:
+    winner = 0 if even > odd else 1 if odd > even else -1
+    return GameResult(even, odd, winner, False, -1, "", 4, "{}")
+
+
+def _finish(store: Store, game_id: str, run_id: int, even: int, odd: int) -> None:
+    store.mark_started(game_id, run_id, f"m-{game_id}", f"replays/m-{game_id}.jsonl")
+    store.add_round(game_id, 0, (even, odd), (even, odd))
+    store.mark_finished(game_id, _result(even, odd))
+
+
+def test_store_keeps_finished_games_and_resets_interrupted_ones(
+    tmp_path: Path, config: TournamentConfig
+) -> None:
+    schedule = build_schedule(config)
+    path = tmp_path / "r.sqlite"
+    store = Store(path)
+    assert store.is_empty()
+    store.initialise(config.fingerprint(), {"name": "t"}, schedule)
+    run = store.start_run("run", 1)
+    _finish(store, schedule[0].game_id, run, 300, 100)
+    store.mark_started(schedule[1].game_id, run, "m-1", "replays/m-1.jsonl")
+    store.add_round(schedule[1].game_id, 0, (50, 50), (50, 50))
+    store.close()  # as a killed process leaves it: game 1 running, one round stored
+
+    reopened = Store(path)
+    reopened.check(config.fingerprint())
+    with pytest.raises(StoreError, match="another tournament"):
+        reopened.check("0000")
+    assert reopened.start_run("resume", 2) == 2
+    rows = {row.game_id: row for row in reopened.games()}
+    first, second = rows[schedule[0].game_id], rows[schedule[1].game_id]
+    assert (first.status, first.score_even, first.score_odd, first.winner) == ("finished", 300, 100, 0)
+    assert first.replay_path == f"replays/m-{schedule[0].game_id}.jsonl"
+    assert (second.status, second.attempts) == ("pending", 1)
+    assert reopened.rounds() == [(schedule[0].game_id, 0, 300, 100)]  # the partial round is gone
+    assert [r for r, _ in reopened.runs()] == [1, 2]
+    assert len(reopened.games("pending")) == len(schedule) - 1
+    reopened.close()
+
+
+def test_board_pairs_standings_and_matrix(tmp_path: Path, config: TournamentConfig) -> None:
+    schedule = build_schedule(config)  # board 0: t0 (a even), t1 (b even); board 1 likewise
+    store = Store(tmp_path / "r.sqlite")
+    store.initialise(config.fingerprint(), {}, schedule)
+    run = store.start_run("run", 1)
+    scores = {0: (300, 100), 1: (250, 150), 2: (100, 300), 3: (200, 200)}
+    for index, (even, odd) in scores.items():
+        _finish(store, schedule[index].game_id, run, even, odd)
+    rows = store.games()
+    pairs = board_pairs(rows, {0: "a"})
+    # Board 0: a +200 at table 0, a -100 at table 1 (b even won 250-150): +100, one win each.
+    # Board 1: a -200 at table 0, a 0 at table 1 (a draw): -200, a loss and a draw.
+    assert [(p.board, p.net_points, p.half_points) for p in pairs] == [(0, 100, 2), (1, -200, 1)]
+    standings = compute_standings(
+        rows, config.teams, {0: ("a", "b")}, config.sprt, duplicate=True, rounds_played=16
+    )
+    by_team = {t.team: t for t in standings.teams}
+    a, b = by_team["a"], by_team["b"]
+    assert (a.games, a.wins, a.draws, a.losses) == (4, 1, 1, 2)
+    assert (b.wins, b.draws, b.losses) == (2, 1, 1)
+    assert a.points.mean == pytest.approx((200 - 100 - 200 + 0) / 4)
+    assert a.board_pairs.mean == pytest.approx(-50) and b.board_pairs.mean == pytest.approx(50)
+    assert a.win_rate.mean == pytest.approx(1.5 / 4)
+    assert standings.leader == "b"
+    cell = standings.head_to_head[("a", "b")]
+    assert (cell.wins, cell.draws, cell.losses, cell.net.n) == (1, 1, 2, 2)
+    assert standings.verdicts[0].first_stronger.pairs == 2
+    text = format_table(standings, duplicate=True)
+    assert "Standings after 4 of 4 games (16 hands)" in text
+    csv_files = write_csv(standings, tmp_path / "out")
+    assert csv_files[0].read_text().splitlines()[1].startswith("1,b,b+b,4,2,1,1,")
+    page = write_html(standings, "T", True, tmp_path / "out" / "s.html").read_text()
+    assert "<h2>Head to head</h2>" in page and "1-1-2" in page
+    store.close()
+
+
+def test_ratings_follow_results_and_teams(tmp_path: Path, config: TournamentConfig) -> None:
+    schedule = build_schedule(config)
+    store = Store(tmp_path / "r.sqlite")
+    store.initialise(config.fingerprint(), {}, schedule)
+    run = store.start_run("run", 1)
+    for spec in schedule:
+        # b wins every game, from either side of the table
+        even, odd = (100, 300) if spec.team_odd == "b" else (300, 100)
+        _finish(store, spec.game_id, run, even, odd)
+    ratings = rate_games(store.games(), ["a", "b"])
+    assert ratings["b"].mu > 25 > ratings["a"].mu
+    assert ratings["a"].sigma < 25 / 3 and ratings["b"].games == 4
+    # Ratings depend on the games, not on the order rows come in.
+    assert rate_games(list(reversed(store.games())), ["a", "b"]) == ratings
+    assert math.isclose(ratings["a"].mu + ratings["b"].mu, 50, rel_tol=1e-9)
+    store.close()
+
+
+def test_pairings_first_team_follows_config(config: TournamentConfig) -> None:
+    assert [(p.first.name, p.second.name) for p in pairings(config)] == [("a", "b")]
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_progress_lines_rate_and_time_left() -> None:
+    clock = [100.0]
+    out = _Out()
+    progress = Progress(out, 10, live=False, log_every_s=5, now=lambda: clock[0])  # type: ignore[arg-type]
+    clock[0] = 110.0
+    progress.update(5, 20, "b (+50 per board pair)")
+    assert out.text == (
+        "progress: 5/10 games, 20 hands, 2.00 hands/s, 10s elapsed, 10s left, leader b (+50 per board pair)\n"
+    )
+    clock[0] = 111.0
+    progress.update(6, 24, "b")  # within 5 s of the last line: nothing
+    assert out.text.count("\n") == 1
+    progress.finish()
+    assert out.text.splitlines()[-1].startswith("finished: 6/10 games")
+    assert format_duration(3725) == "1h02m" and format_duration(185) == "3m05s"
+    assert format_duration(float("inf")) == "?"
