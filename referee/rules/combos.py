@@ -173,6 +173,9 @@ _SINGLE_BY_BIT = {
     for suit in range(4)
 }
 _DRG_PLAY = (DRG, _c(SINGLE, 1, 30))
+# Per key of a single on the table (0..30): the naturals of a higher rank, which beat it (a
+# Phoenix on rank r has key 2r + 1, which the naturals of rank r do not beat).
+_NATURALS_ABOVE = tuple(NATURALS & ~((1 << _SHIFT[key // 2 + 1]) - 1) if key < 28 else 0 for key in range(31))
 _PHX_LED = (PHX, _c(SINGLE, 1, 3))
 # A rank's nibble sits at bit 4r-6; one mask with the lowest bit of every rank's nibble.
 _NIBBLE_LOWS = sum(1 << _SHIFT[r] for r in _RANKS)
@@ -229,7 +232,7 @@ def _singles(hand: int, nibs: list[int], top: Combo | None, out: list[Play]) -> 
         return
     key = top.key
     # the naturals above the top's rank, lowest first
-    higher = hand & NATURALS & ~((1 << _SHIFT[key // 2 + 1]) - 1) if key < 28 else 0
+    higher = hand & _NATURALS_ABOVE[key]
     while higher:
         low = higher & -higher
         out.append(_SINGLE_BY_BIT[low])
@@ -238,6 +241,27 @@ def _singles(hand: int, nibs: list[int], top: Combo | None, out: list[Play]) -> 
         out.append((PHX, _c(SINGLE, 1, key + 1)))
     if hand & DRG and key < 30:
         out.append(_DRG_PLAY)
+
+
+def count_single_follows(hand: int, key: int) -> int:
+    """How many singles plays() lists on a single of `key`, bombs aside, without listing them."""
+    if key >= 30:
+        return 0
+    return (hand & _NATURALS_ABOVE[key]).bit_count() + (1 if hand & PHX else 0) + (1 if hand & DRG else 0)
+
+
+def nth_single_follow(hand: int, key: int, index: int) -> Play:
+    """The index-th of those singles, in plays() order: for a random pick among many, only the
+    one drawn is made."""
+    higher = hand & _NATURALS_ABOVE[key]
+    naturals = higher.bit_count()
+    if index < naturals:
+        for _ in range(index):
+            higher &= higher - 1
+        return _SINGLE_BY_BIT[higher & -higher]
+    if hand & PHX and index == naturals:
+        return (PHX, _c(SINGLE, 1, key + 1))
+    return _DRG_PLAY
 
 
 def _sets(nibs: list[int], phx: bool, size: int, min_rank: int, out: list[Play]) -> None:
@@ -562,7 +586,9 @@ __all__ = [
     "beats",
     "bombs",
     "classify",
+    "count_single_follows",
     "has_bomb",
+    "nth_single_follow",
     "plays",
     "single_key",
 ]

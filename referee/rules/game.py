@@ -46,7 +46,9 @@ from referee.rules.combos import (
     beats,
     bombs,
     classify,
+    count_single_follows,
     has_bomb,
+    nth_single_follow,
     plays,
 )
 from referee.rules.config import OFFICIAL, RulesConfig
@@ -601,6 +603,7 @@ def _owes_window(st: State, seat: int) -> bool:
 
 
 _PASS_ONLY: tuple[Action, ...] = (PASS,)
+_NO_BOMBS: list[tuple[int, Combo]] = []
 _NOTHING: tuple[Action, ...] = ()
 
 
@@ -1457,18 +1460,39 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
         if phase is play_phase and st.gift < 0:
             if not st.window:
                 seat = st.turn
-                prefix, entries = _turn_options(st, seat)
                 decisions += 1
-                count = len(prefix) + len(entries)
-                pick = int(random_() * count) if count > 1 else 0
-                if pick < len(prefix):
-                    _perform_pass(st, seat, events)
-                else:
-                    entry = entries[pick - len(prefix)]
-                    if len(entry) == 2:
-                        _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
+                top = st.top
+                hand = st.hands[seat]
+                wish = st.wish
+                if top is not None and top.kind is SINGLE and not (wish and hand & RANK_MASKS[wish]):
+                    # The most common decision: a pass, the singles that beat the top, and any
+                    # bombs, in _turn_options order; only the single drawn is made.
+                    key = top.key
+                    singles = count_single_follows(hand, key)
+                    beating = bombs(hand, top) if has_bomb(hand) else _NO_BOMBS
+                    count = 1 + singles + len(beating)
+                    pick = int(random_() * count) if count > 1 else 0
+                    if not pick:
+                        _perform_pass(st, seat, events)
                     else:
-                        _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
+                        cards, combo = (
+                            nth_single_follow(hand, key, pick - 1)
+                            if pick <= singles
+                            else beating[pick - 1 - singles]
+                        )
+                        _do_play(st, seat, cards, combo, 0, -1, False, events)
+                else:
+                    prefix, entries = _turn_options(st, seat)
+                    count = len(prefix) + len(entries)
+                    pick = int(random_() * count) if count > 1 else 0
+                    if pick < len(prefix):
+                        _perform_pass(st, seat, events)
+                    else:
+                        entry = entries[pick - len(prefix)]
+                        if len(entry) == 2:
+                            _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
+                        else:
+                            _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
             window = st.window
             if not window or st.phase is not play_phase:
                 continue

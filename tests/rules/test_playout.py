@@ -12,6 +12,7 @@ playout draws them:
 
 Both must reach equal states (every public field) after the same number of decisions, and
 playout must leave its input alone. Configs are drawn from every flag value, 4 and 6 players.
+Its shortcuts are also checked directly against the listings they stand for.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from hypothesis import strategies as st
 
 from referee.rules import (
     Action,
+    Combo,
+    ComboKind,
     Phase,
     RulesConfig,
     State,
@@ -34,7 +37,7 @@ from referee.rules import (
     state_to_json,
     to_act,
 )
-from referee.rules.combos import has_bomb
+from referee.rules.combos import count_single_follows, has_bomb, nth_single_follow, plays
 from referee.rules.game import playout
 from tests.rules.test_properties import SEEDS, configs
 
@@ -134,3 +137,17 @@ def test_playout_bench_games_equal_the_public_api() -> None:
         state, _ = playout(state, rng, 1)
         if state.is_over:
             state, _ = new_game(seed=f"bench/{rng.random()}")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(
+    cards=st.lists(st.integers(0, 55), min_size=0, max_size=14, unique=True),
+    key=st.integers(2, 30),
+)
+def test_single_follows_decode_as_plays_lists_them(cards: list[int], key: int) -> None:
+    """count_single_follows / nth_single_follow are plays() on a single, bombs aside, in order."""
+    hand = sum(1 << c for c in cards) & ~1  # no Dog: it is never played on a single
+    top = Combo(ComboKind.SINGLE, 1, key)
+    listed = [p for p in plays(hand, top) if not p[1].is_bomb]
+    count = count_single_follows(hand, key)
+    assert [nth_single_follow(hand, key, i) for i in range(count)] == listed
