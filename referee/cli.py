@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
     sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
+    replay = sub.add_parser("replay", help="verify, show or make a web page of a replay")
     tournament = sub.add_parser("tournament", help="run, resume or report a tournament between bots")
     # Importing grpc is slow: each command imports only what it needs.
     if argv is None:
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.tournament.cli import add_tournament_arguments
 
         add_tournament_arguments(tournament)
+    elif command == "replay":
+        from referee.replay.cli import add_replay_arguments
+
+        add_replay_arguments(replay)
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.local:
@@ -60,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.conformance import serve as serve_rules
 
         return serve_rules(sys.stdin, sys.stdout)
+    if args.command == "replay":
+        from referee.replay.cli import run_replay
+
+        return run_replay(args)
     return 2
 
 

@@ -61,11 +61,30 @@ class Replay:
         return names
 
 
+def parse_record(raw: bytes, where: str, number: int) -> Record:
+    """One complete line as a record; ReplayFormatError names the line."""
+    try:
+        record = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ReplayFormatError(f"{where}:{number}: not JSON ({error.msg})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        raise ReplayFormatError(f"{where}:{number}: a record is a JSON object with a 'kind'")
+    return record
+
+
+def check_header(header: Record, where: str) -> None:
+    """Raise ReplayFormatError unless `header` is a header this code reads."""
+    if header["kind"] != "header" or header.get("format") != FORMAT:
+        found = header.get("format", header["kind"])
+        raise ReplayFormatError(f"{where}:1: expected a {FORMAT} header, found {found!r}")
+    for key in ("match_id", "config", "seed", "seats"):
+        if key not in header:
+            raise ReplayFormatError(f"{where}:1: the header lacks {key!r}")
+
+
 def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
     """A Replay from the file's lines (bytes, each with its newline except maybe the last)."""
     where = str(path) if path is not None else "replay"
-    if not lines:
-        raise ReplayFormatError(f"{where}: empty file, not a {FORMAT} replay")
     records: list[Record] = []
     complete = 0
     truncated = False
@@ -74,24 +93,12 @@ def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
             # Only the last line can lack its newline: a crash cut it off while it was written.
             truncated = True
             break
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ReplayFormatError(f"{where}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
-            raise ReplayFormatError(f"{where}:{number}: a record is a JSON object with a 'kind'")
-        records.append(record)
+        records.append(parse_record(raw, where, number))
         complete += len(raw)
     if not records:
         raise ReplayFormatError(f"{where}: no complete line, not a {FORMAT} replay")
-    header = records[0]
-    if header["kind"] != "header" or header.get("format") != FORMAT:
-        found = header.get("format", header["kind"])
-        raise ReplayFormatError(f"{where}:1: expected a {FORMAT} header, found {found!r}")
-    for key in ("match_id", "config", "seed", "seats"):
-        if key not in header:
-            raise ReplayFormatError(f"{where}:1: the header lacks {key!r}")
-    return Replay(path, header, records[1:], truncated, complete)
+    check_header(records[0], where)
+    return Replay(path, records[0], records[1:], truncated, complete)
 
 
 def read_replay(path: str | Path) -> Replay:

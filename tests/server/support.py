@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -78,10 +79,13 @@ class Referee:
 
 @asynccontextmanager
 async def referee(
-    defaults: ClockSettings = CALM, now: Callable[[], float] | None = None
+    defaults: ClockSettings = CALM, now: Callable[[], float] | None = None, replay_dir: Path | None = None
 ) -> AsyncIterator[Referee]:
-    """A referee on a free local port, plaintext, and a channel to it."""
+    """A referee on a free local port, plaintext, and a channel to it (writing replays to
+    `replay_dir` when given)."""
     extra: dict[str, Any] = {} if now is None else {"now": now}
+    if replay_dir is not None:
+        extra["replay_dir"] = replay_dir
     server = await start_server("127.0.0.1:0", ORGANISER, insecure=True, defaults=defaults, **extra)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
     try:
@@ -140,7 +144,10 @@ class Bot:
     async def open(self, hello: pb.Hello | None = None) -> None:
         """Open the stream and send the Hello."""
         self.call = self.ref.stub.Play()
-        await self.send(hello=hello or pb.Hello(token=self.token, bot_name=self.name, protocol_version=1))
+        await self.send(
+            hello=hello
+            or pb.Hello(token=self.token, bot_name=self.name, bot_version="test", protocol_version=1)
+        )
 
     async def send(self, **kind: Any) -> None:
         """Send one BotMessage (keyword: its oneof field)."""
