@@ -99,6 +99,7 @@ class TournamentConfig:
     output_dir: Path
     listen: str
     game_timeout_s: float
+    start_timeout_s: float
     rules: RulesConfig
     preset: str
     rules_overrides: dict[str, Any]
@@ -355,6 +356,7 @@ def _tournament(
         {
             "name", "seed", "format", "candidate", "games_per_pairing", "hands_per_pairing", "duplicate",
             "concurrency", "database", "replay_dir", "output_dir", "listen", "game_timeout_s",
+            "start_timeout_s",
         },
     )  # fmt: skip
     name = reader.get((*top, "name"), str, source.stem)
@@ -380,6 +382,9 @@ def _tournament(
     timeout = reader.get((*top, "game_timeout_s"), float, 900.0)
     if not timeout > 0:
         raise reader.error((*top, "game_timeout_s"), f"must be positive, not {timeout}")
+    start_timeout = reader.get((*top, "start_timeout_s"), float, 120.0)
+    if not start_timeout > 0:
+        raise reader.error((*top, "start_timeout_s"), f"must be positive, not {start_timeout}")
     listen = reader.get((*top, "listen"), str, "127.0.0.1:0")
     if not re.fullmatch(r"[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}", listen):
         raise reader.error((*top, "listen"), f"expected host:port, not {listen!r}")
@@ -398,6 +403,7 @@ def _tournament(
         output_dir=base / reader.get((*top, "output_dir"), str, str(folder)),
         listen=listen,
         game_timeout_s=timeout,
+        start_timeout_s=start_timeout,
         rules=rules,
         preset=preset,
         rules_overrides=overrides,

@@ -37,7 +37,8 @@ from referee.tournament.stats import pairing_verdict
 from referee.tournament.store import GameResult, Store, StoreError
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
-WORKER_STOP_S = 10.0
+WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
+MAX_RESTARTS = 5  # a bot that crashes again and again is not started a sixth time
 
 
 class TournamentError(Exception):
@@ -45,7 +46,13 @@ class TournamentError(Exception):
 
 
 class _Worker:
-    """One bot process that plays seats given on its standard input; restarted if it dies."""
+    """One bot process that plays the seats given on its standard input.
+
+    If it dies while it holds seats, it is started again (at most MAX_RESTARTS times) and handed
+    those seats again: their tokens are still good, and the referee lets a seat reconnect within
+    its reconnect grace, so the games go on. Past that, its seats get the referee's defaults
+    until their games forfeit.
+    """
 
     def __init__(self, entrant: Entrant, index: int, server: str, log_dir: Path) -> None:
         self.entrant = entrant
@@ -54,20 +61,28 @@ class _Worker:
         self.log_path = log_dir / f"worker-{entrant.name}-{index}.log"
         self.process: asyncio.subprocess.Process | None = None
         self.starts = 0
+        self.seats: dict[str, list[str]] = {}  # match id -> the lines of the seats it holds there
         self._starting = asyncio.Lock()  # two games handing out seats at once start one process
+        self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
 
-    async def ensure_running(self) -> asyncio.subprocess.Process:
-        """The live process, started (again) when there is none."""
+    async def give(self, match_id: str, line: str) -> None:
+        """Hand the worker one seat (TOKEN NAME SEED) of a match."""
+        self.seats.setdefault(match_id, []).append(line)
         async with self._starting:
-            return await self._ensure_running()
+            process = await self._ensure_running()
+        if process is not None:
+            await self._write(process, [line])
 
-    async def _ensure_running(self) -> asyncio.subprocess.Process:
+    def release(self, match_id: str) -> None:
+        """The match is over: its seats need no restart."""
+        self.seats.pop(match_id, None)
+
+    async def _ensure_running(self) -> asyncio.subprocess.Process | None:
         if self.process is not None and self.process.returncode is None:
             return self.process
-        if self.process is not None:
-            log.get_logger().warning(
-                "worker_restarted", entrant=self.entrant.name, index=self.index, code=self.process.returncode
-            )
+        if self.starts > MAX_RESTARTS or self._stopping:
+            return None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as stderr:
             self.process = await asyncio.create_subprocess_exec(
@@ -76,32 +91,47 @@ class _Worker:
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
             )  # fmt: skip
         self.starts += 1
+        self._watcher = asyncio.create_task(self._watch(self.process))
         return self.process
 
-    async def give(self, line: str) -> None:
-        """Hand the worker one seat (TOKEN NAME SEED)."""
-        process = await self.ensure_running()
+    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        if self._stopping:
+            return
+        held = [line for lines in self.seats.values() for line in lines]
+        log.get_logger().warning(
+            "worker_died", entrant=self.entrant.name, index=self.index, code=code, seats=len(held)
+        )
+        if not held:
+            return  # the next seat starts it again
+        async with self._starting:
+            restarted = await self._ensure_running()
+        if restarted is not None:
+            await self._write(restarted, held)
+
+    async def _write(self, process: asyncio.subprocess.Process, lines: list[str]) -> None:
         assert process.stdin is not None
         try:
-            process.stdin.write(line.encode() + b"\n")
+            process.stdin.write("".join(line + "\n" for line in lines).encode())
             await process.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
-            # It died just now: its seats time out at the referee; the next seat restarts it.
-            log.get_logger().warning("worker_lost", entrant=self.entrant.name, index=self.index)
+            pass  # it died just now: its watcher hands these seats to the next process
 
     async def stop(self) -> None:
         """End its input, give it a moment to finish, then kill it."""
+        self._stopping = True
         process = self.process
-        if process is None or process.returncode is not None:
-            return
-        if process.stdin is not None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), WORKER_STOP_S)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        if process is not None and process.returncode is None:
+            if process.stdin is not None:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), WORKER_STOP_S)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if self._watcher is not None:
+            await self._watcher
 
 
 class _ReplayFiles:
@@ -336,18 +366,33 @@ class Tournament:
             rng_seed = f"tichu-tournament/{self.config.seed}/{spec.game_id}/{seat}"
             line = f"{seat_token} {player} {rng_seed}"
             if worker is not None:
-                await worker.give(line)
+                await worker.give(match_id, line)
             else:
                 self._hand_to_remote(self.config.entrant(player), match_id, seat, line)
-        try:
-            await asyncio.wait_for(table.finished.wait(), self.config.game_timeout_s)
-        except TimeoutError:
-            await table.stop(f"the game ran over the tournament's {self.config.game_timeout_s:g} s")
+        await self._await_end(table)
+        for _, _, worker in assignment:
+            if worker is not None:
+                worker.release(match_id)
         self._replays.close(match_id)
         self._record_result(spec, table)
         # The referee keeps every table it made; a finished one is no longer needed here.
         running.service.tables.pop(match_id, None)
         progress.update(self._done, self._hands, self._leader())
+
+    async def _await_end(self, table: Table) -> None:
+        """Until the table ends; a table whose seats do not all connect in time, or that runs too
+        long, is stopped (without a result: resume plays it again)."""
+        started = time.monotonic()
+        while not table.finished.is_set():
+            waited_s = time.monotonic() - started
+            if table.status == "waiting" and waited_s > self.config.start_timeout_s:
+                await table.stop(f"not every seat connected within {self.config.start_timeout_s:g} s")
+                return
+            if waited_s > self.config.game_timeout_s:
+                await table.stop(f"the game ran over the tournament's {self.config.game_timeout_s:g} s")
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(table.finished.wait(), 1.0)
 
     def _hand_to_remote(self, entrant: Entrant, match_id: str, seat: int, line: str) -> None:
         print(f"seat for {entrant.name}: match {match_id} seat {seat}: {line}", file=self.out, flush=True)

@@ -1,0 +1,127 @@
+"""A 1,000-hand duplicate tournament between the sample bots: hands/s, wall time, the SPRT verdicts.
+
+Run `.venv/bin/python bench/tournament_bench.py` (a few minutes on 2 cores); `--hands 200` for a
+quick one. It writes a round-robin config for RandomBot, HeuristicBot and ShowcaseBot (each a
+team of two copies of itself; the tournament preset's 4-deal games, in duplicate board pairs;
+early stopping off, so every hand is played) into a temporary folder, runs it exactly as
+`tichu tournament run` does (one referee in this process, one worker process per bot), and
+prints the figures and the command that reproduces them. `--keep DIR` keeps the config, the
+SQLite results, the replays and the standings in DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from referee.tournament.config import load_config  # noqa: E402 (after the path is set)
+from referee.tournament.report import compute_standings  # noqa: E402
+from referee.tournament.runner import run_tournament  # noqa: E402
+from referee.tournament.schedule import pairings  # noqa: E402
+from referee.tournament.store import Store  # noqa: E402
+
+BOTS = (
+    ("random", "clients.random_bot:RandomBot"),
+    ("heuristic", "clients.heuristic_bot:HeuristicBot"),
+    ("showcase", "clients.showcase_bot:ShowcaseBot"),
+)
+HANDS_PER_GAME = 4  # the tournament preset
+
+
+def write_config(folder: Path, hands: int, concurrency: int, seed: str) -> Path:
+    """The benchmark's tournament config in `folder`; its path."""
+    per_pairing = math.ceil(hands / math.comb(len(BOTS), 2))
+    entrants = "".join(f'\n[[entrants]]\nname = "{name}"\nbot = "{spec}"\n' for name, spec in BOTS)
+    text = f"""# Written by bench/tournament_bench.py
+[tournament]
+name = "bench"
+seed = "{seed}"
+format = "round_robin"
+hands_per_pairing = {per_pairing}
+duplicate = true
+concurrency = {concurrency}
+database = "results.sqlite"
+replay_dir = "replays"
+output_dir = "."
+
+[rules]
+preset = "tournament"
+
+[sprt]
+elo0 = 0
+elo1 = 50
+alpha = 0.05
+beta = 0.05
+stop_early = false
+{entrants}"""
+    path = folder / "bench.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=1000, help="hands in all (default 1000)")
+    parser.add_argument("--concurrency", type=int, default=12, help="tables at once (default 12)")
+    parser.add_argument("--seed", default="bench-1", help="the tournament's seed")
+    parser.add_argument("--keep", type=Path, help="a folder to keep the config and results in")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        config_path = write_config(folder, args.hands, args.concurrency, args.seed)
+        config = load_config(config_path)
+        if config.database.exists():
+            print(f"{config.database} exists already: give an empty --keep folder", file=sys.stderr)
+            return 2
+        log = io.StringIO()
+        load_before = os.getloadavg()[0]
+        started = time.monotonic()
+        code = run_tournament(config, resume=False, out=log, live=False)
+        wall_s = time.monotonic() - started
+        store = Store(config.database)
+        rows = store.games()
+        hands = sum(r.rounds or 0 for r in rows if r.finished)
+        standings = compute_standings(
+            rows,
+            config.teams,
+            {p.index: (p.first.name, p.second.name) for p in pairings(config)},
+            config.sprt,
+            config.duplicate,
+            hands,
+        )
+        store.close()
+        finished = sum(1 for r in rows if r.finished)
+        forfeits = sum(1 for r in rows if r.finished and r.forfeit)
+        print(f"Tournament bench: {len(BOTS)} sample bots, round robin, duplicate, tournament preset")
+        print(f"  games        {finished} of {len(rows)} ({forfeits} forfeits)")
+        print(f"  hands        {hands}")
+        print(f"  wall time    {wall_s:.1f} s (referee, workers' start and the standings included)")
+        print(f"  rate         {hands / wall_s:.2f} hands/s, {finished / wall_s:.2f} games/s")
+        print(f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after ({os.cpu_count()} cores)")
+        print("  SPRT (elo0 0, elo1 50, alpha = beta = 0.05), on all the board pairs of each pairing:")
+        for verdict in standings.verdicts:
+            print(f"    {verdict.first} vs {verdict.second}: {verdict.summary}, {verdict.first_stronger.pairs} pairs")
+        print(f"  leader       {standings.leader}")
+        keep = f" --keep {args.keep}" if args.keep else ""
+        print(
+            "Reproduce: .venv/bin/python bench/tournament_bench.py "
+            f"--hands {args.hands} --concurrency {args.concurrency} --seed {args.seed}{keep}"
+        )
+        if code != 0:
+            print(log.getvalue(), file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
