@@ -23,10 +23,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from referee.tournament.config import load_config  # noqa: E402 (after the path is set)
-from referee.tournament.report import compute_standings  # noqa: E402
+from referee.tournament.config import SprtSettings, load_config  # noqa: E402 (after the path is set)
+from referee.tournament.report import board_pairs, compute_standings  # noqa: E402
 from referee.tournament.runner import run_tournament  # noqa: E402
 from referee.tournament.schedule import pairings  # noqa: E402
+from referee.tournament.stats import pairing_verdict  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
 
 BOTS = (
@@ -68,9 +69,21 @@ stop_early = false
     return path
 
 
+def first_decision(half_points: list[int], sprt: SprtSettings) -> int | None:
+    """After how many board pairs (in board order) both of a pairing's SPRTs had decided, if ever."""
+    counts = [0] * 5
+    for played, half in enumerate(half_points, start=1):
+        counts[half] += 1
+        if pairing_verdict("a", "b", counts, sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta).decided:
+            return played
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--hands", type=int, default=1000, help="hands in all (default 1000)")
     parser.add_argument("--concurrency", type=int, default=12, help="tables at once (default 12)")
     parser.add_argument("--seed", default="bench-1", help="the tournament's seed")
@@ -108,10 +121,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  hands        {hands}")
         print(f"  wall time    {wall_s:.1f} s (referee, workers' start and the standings included)")
         print(f"  rate         {hands / wall_s:.2f} hands/s, {finished / wall_s:.2f} games/s")
-        print(f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after ({os.cpu_count()} cores)")
+        print(
+            f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
+            f"({os.cpu_count()} cores)"
+        )
         print("  SPRT (elo0 0, elo1 50, alpha = beta = 0.05), on all the board pairs of each pairing:")
-        for verdict in standings.verdicts:
-            print(f"    {verdict.first} vs {verdict.second}: {verdict.summary}, {verdict.first_stronger.pairs} pairs")
+        pairs = board_pairs(rows, {p.index: p.first.name for p in pairings(config)})
+        for index, verdict in enumerate(standings.verdicts):
+            print(
+                f"    {verdict.first} vs {verdict.second}: {verdict.summary}, "
+                f"{verdict.first_stronger.pairs} pairs"
+            )
+            decided_at = first_decision([p.half_points for p in pairs if p.pairing == index], config.sprt)
+            if decided_at is not None:
+                print(f"      (with stop_early it would have stopped after {decided_at} board pairs)")
         print(f"  leader       {standings.leader}")
         keep = f" --keep {args.keep}" if args.keep else ""
         print(

@@ -375,8 +375,7 @@ class Tournament:
                 worker.release(match_id)
         self._replays.close(match_id)
         self._record_result(spec, table)
-        # The referee keeps every table it made; a finished one is no longer needed here.
-        running.service.tables.pop(match_id, None)
+        _forget_match(running, match_id)
         progress.update(self._done, self._hands, self._leader())
 
     async def _await_end(self, table: Table) -> None:
@@ -495,6 +494,24 @@ class Tournament:
     def close(self) -> None:
         """Close the database."""
         self.store.close()
+
+
+def _forget_match(running: RunningServer, match_id: str) -> None:
+    """Let the referee drop a finished match: its result is stored, and a referee keeps every
+    table it made (2-3 MB each, with its records and logs), which a long tournament cannot afford.
+
+    RefereeService has no call for this yet, so this reaches into its two registries; the
+    service should gain a `forget(match_id)` that does the same.
+    """
+    service = running.service
+    table = service.tables.pop(match_id, None)
+    seats: dict[str, tuple[Table, int]] | None = getattr(service, "_seats", None)
+    if table is not None and seats is not None:
+        for token in [t for t, (held, _) in seats.items() if held is table]:
+            del seats[token]
+    paths: dict[str, Path] | None = getattr(service, "replay_paths", None)
+    if paths is not None:
+        paths.pop(match_id, None)
 
 
 def write_standings(config: TournamentConfig, store: Store) -> str:
