@@ -1160,6 +1160,7 @@ class Table:
                 "version": self.state_version,
                 "order": list(order),
                 "answers": {str(s): str(a) for s, a in answers.items()},
+                "opened_ms": None if self._window_opened_at is None else self._rel_ms(self._window_opened_at),
                 "time_ms": {str(s): t for s, t in self._window_times.items()},
                 "call": caller,
                 "bomb": bomber,

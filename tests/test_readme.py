@@ -15,6 +15,7 @@ import pytest
 from referee.codec import pb
 from referee.conformance import OPS, answer
 from referee.demo import DEFAULT_SEED, run_demo
+from referee.replay.format import RECORD_KINDS
 from referee.rules import OFFICIAL, new_game, state_to_json
 from referee.rules.events import EVENT_TYPES
 from referee.table import ClockSettings
@@ -107,3 +108,13 @@ def test_every_decision_kind_and_rejection_reason_is_documented() -> None:
     kinds = {v.name.removeprefix("DECISION_KIND_") for v in pb.DecisionKind.DESCRIPTOR.values}
     reasons = {v.name.removeprefix("REJECTION_REASON_") for v in pb.RejectionReason.DESCRIPTOR.values}
     assert (kinds | reasons) - {"UNSPECIFIED"} <= rows
+
+
+def test_every_replay_record_kind_is_documented() -> None:
+    assert documented("Replays") == RECORD_KINDS
+    written = {
+        json.loads(line)["kind"]
+        for path in (Path(__file__).parent.parent / "replays" / "golden").glob("*.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+    }
+    assert written <= RECORD_KINDS and len(written) >= 7

@@ -13,6 +13,22 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "tichu-replay/1"
+# Every kind of record a replay may hold (the README's "Replays" section documents each).
+RECORD_KINDS = frozenset(
+    {
+        "header",
+        "connection",
+        "start",
+        "event",
+        "decision",
+        "window",
+        "call",
+        "violation",
+        "rejection",
+        "resume",
+        "result",
+    }
+)
 # Records that change the game: each is followed by the events it caused.
 MOVE_KINDS = frozenset({"decision", "call", "window", "violation"})
 

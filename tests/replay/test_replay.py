@@ -14,6 +14,7 @@ import pytest
 
 from referee.replay import FORMAT, ReplayFormatError, read_replay
 from referee.replay.cli import verify_files
+from referee.replay.format import RECORD_KINDS
 from referee.replay.rerun import ReplayMismatchError, rerun
 from referee.rules import RulesConfig, new_game
 from tests.replay.conftest import Played
@@ -25,6 +26,7 @@ Records = list[dict[str, Any]]
 def test_the_file_is_the_tables_records_line_by_line(played: Played) -> None:
     lines = played.path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == json.loads(json.dumps(played.records))
+    assert {r["kind"] for r in played.records} <= RECORD_KINDS
     assert played.listed_path == str(played.path)
 
 
