@@ -1,0 +1,791 @@
+"""`tichu replay html`: one self-contained web page (no network) to step through a replay.
+
+The rules engine re-runs the replay here, in Python, and the page embeds what each step shows
+(every seat's hand, the trick, calls, the wish, scores) as compact JSON; the page's script only
+draws it, so no rule is implemented twice. A step is one event record of the replay and shows
+the game as it stands after the move that produced that event (the state version the record
+names). A round's closing events come from the same move that deals the next round, so at those
+steps the hands shown are already the new deal's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from referee.replay.format import Record, Replay
+from referee.replay.rerun import _move as replay_move
+from referee.replay.rerun import initial_state, rerun
+from referee.rules import State
+from referee.rules.cards import CARD_NAMES, mask_points, rank_name
+
+# Versions of the data embedded in the page: bump when its shape changes.
+DATA_VERSION = 1
+# The page's script reads its data from this element.
+DATA_ID = "tichu-replay-data"
+_PHASE = 2  # the phase's position in a snapshot
+
+
+def _hex(mask: int) -> str:
+    """A card mask as hex: bit i is card i of CARD_NAMES (JSON numbers lose bits past 2**53)."""
+    return format(mask, "x")
+
+
+def _snapshot(state: State) -> list[Any]:
+    """What the page shows of one state, as a positional list (field order: see VIEWER_JS).
+
+    The page gets the first state whole and every later one as [[position, value], ...] of the
+    fields that changed since the state before it."""
+    trick = [[seat, _hex(cards), combo.describe()] for seat, cards, combo in state.trick]
+    exchange = [[[to, card] for to, card in gifts] if gifts is not None else None for gifts in state.exchange]
+    received = [[[giver, card] for giver, card in got] for got in state.received]
+    return [
+        state.round,
+        state.dealer,
+        state.phase.value,
+        state.turn,
+        rank_name(state.wish) if state.wish else "",
+        state.gift,
+        [_hex(hand) for hand in state.hands],
+        [_hex(unseen) for unseen in state.unseen],
+        list(state.calls),
+        list(state.out),
+        trick,
+        state.top_seat,
+        state.passed,
+        [mask_points(pile) for pile in state.piles],
+        list(state.scores),
+        list(state.window),
+        exchange,
+        received,
+    ]
+
+
+def _round_end(before: State, record: Record, line: int) -> State:
+    """The table as the round that `record`'s move ends stands before the next deal."""
+    # The engine scores a round and deals the next one in the same move. Told that this round
+    # is the game's last, it stops before dealing: the hands, piles and out order as they ended.
+    last = before.copy()
+    rounds = len(before.history) + 1
+    last.config = dataclasses.replace(before.config, match_mode=f"fixed_rounds:{rounds}")
+    state, _ = replay_move(last, record, line)
+    return state
+
+
+def _seat(seat: int) -> str:
+    return f"seat {seat}"
+
+
+def describe_event(event: Record) -> str:
+    """One line for an event's JSON form, e.g. `seat 1 plays 3j 3s 3t 5s 5t (full house)`."""
+    kind = event.get("type", "?")
+    seat = _seat(event["seat"]) if "seat" in event else ""
+    if kind == "round_started":
+        return f"round {event['round'] + 1} starts, dealer {_seat(event['dealer'])}"
+    if kind == "cards_dealt":
+        return f"{seat} is dealt {event['cards']} ({event['stage']})"
+    if kind in ("called", "call_declined"):
+        call = "Grand Tichu" if event["call"] == "grand_tichu" else "Tichu"
+        return f"{seat} calls {call}" if kind == "called" else f"{seat} does not call {call}"
+    if kind == "exchange_submitted":
+        gifts = ", ".join(f"{card} to {_seat(to)}" for to, card in event["gifts"])
+        return f"{seat} passes {gifts}"
+    if kind == "cards_received":
+        got = ", ".join(f"{card} from {_seat(giver)}" for giver, card in event["received"])
+        return f"{seat} receives {got}"
+    if kind == "exchange_completed":
+        return "the exchange is complete"
+    if kind == "played":
+        combo = event.get("combo") or {}
+        label = str(combo.get("bomb") or combo.get("kind") or "").replace("_", " ")
+        text = f"{seat} {'bombs with' if combo.get('bomb') else 'plays'} {event['cards']} ({label})"
+        if event.get("out_of_turn"):
+            text += ", out of turn"
+        if event.get("wish"):
+            text += f", wishes for {event['wish']}"
+        return text
+    if kind == "passed":
+        return f"{seat} passes"
+    if kind == "window_closed":
+        return "the bomb window closes"
+    if kind == "wish_fulfilled":
+        return f"{seat} fulfils the wish for {event['rank']}"
+    if kind == "lead_passed":
+        return f"{seat} leads the Dog: the lead passes to {_seat(event['to'])}"
+    if kind == "trick_won":
+        return f"{seat} wins the trick ({event['points']} points)"
+    if kind == "dragon_gift_pending":
+        return f"{seat} won with the Dragon and must give the trick away"
+    if kind == "dragon_given":
+        return f"{seat} gives the Dragon trick ({event['points']} points) to {_seat(event['to'])}"
+    if kind == "went_out":
+        return f"{seat} goes out ({event['place']}.)"
+    if kind == "round_ended":
+        order = ", ".join(str(s) for s in event.get("out", []))
+        return f"the round ends ({str(event['reason']).replace('_', ' ')}; out: {order})"
+    if kind == "round_scored":
+        points = event["round_points"]
+        totals = event["totals"]
+        return f"round {event['round'] + 1} scored: A {points[0]:+d}, B {points[1]:+d}; totals {totals}"
+    if kind == "game_over":
+        winner = event.get("winner")
+        team = "nobody (a draw)" if winner is None else f"team {'AB'[winner]}"
+        return f"game over: {team} wins, totals {event['totals']}"
+    return json.dumps(event, separators=(",", ":"))
+
+
+def _move(record: Record) -> list[Any]:
+    """A move as the page shows it: [seat or -1, what, think ms, bank left ms or None, t_ms]."""
+    kind = record["kind"]
+    t_ms = round(float(record.get("t_ms", 0)))
+    if kind == "decision":
+        used, bank = record.get("time_used_ms"), record.get("bank_left_ms")
+        return [record["seat"], str(record["action"]), used, bank, t_ms]
+    if kind == "violation":
+        return [record["seat"], f"timed out: {record.get('default')}", None, 0, t_ms]
+    if kind == "call":
+        return [record.get("seat", -1), f"calls {record.get('action', 'tichu')}", None, None, t_ms]
+    answers = record.get("answers", {})
+    bombs = [f"seat {seat}: {action}" for seat, action in answers.items() if action != "decline"]
+    what = "bomb window: " + ("; ".join(bombs) if bombs else "every seat declines")
+    return [-1, what, max(record.get("time_ms", {}).values(), default=None), None, t_ms]
+
+
+class _Tricks:
+    """The finished tricks of each round, as lines of text, read from the public events."""
+
+    def __init__(self) -> None:
+        self.rounds: list[dict[str, Any]] = []
+        self.plays: list[str] = []
+
+    def add(self, event: Record, step: int) -> None:
+        kind = event.get("type")
+        if kind == "round_started":
+            self.rounds.append({"start": step, "dealer": event["dealer"], "tricks": [], "score": None})
+            self.plays = []
+        elif not self.rounds:
+            return  # a replay that starts from a given position has no round_started at first
+        elif kind == "played":
+            self.plays.append(describe_event(event))
+        elif kind == "passed":
+            self.plays.append(f"seat {event['seat']} passes")
+        elif kind in ("trick_won", "dragon_given", "lead_passed"):
+            self.rounds[-1]["tricks"].append({"plays": self.plays, "end": describe_event(event)})
+            self.plays = []
+        elif kind == "round_scored":
+            keys = ("card_points", "call_points", "bonus_points", "round_points", "totals")
+            self.rounds[-1]["score"] = {key: event[key] for key in keys} | {"step": step}
+
+    @property
+    def done(self) -> int:
+        """How many tricks of the current round are finished."""
+        return len(self.rounds[-1]["tricks"]) if self.rounds else 0
+
+
+def build_data(replay: Replay) -> dict[str, Any]:
+    """Everything the page shows, per step, re-derived from the replay by the rules engine."""
+    first, _ = initial_state(replay.header)
+    snapshots: list[list[Any]] = [_snapshot(first)]
+    at_version = [0]  # the index in `snapshots` of each state version
+    round_ends: dict[int, int] = {}  # version -> the index of the snapshot of the round it ended
+    moves: list[list[Any] | None] = [None]
+    before = first
+
+    def on_move(line: int, record: Record, state: State) -> None:
+        nonlocal before
+        if state.round != before.round:
+            end = _snapshot(_round_end(before, record, line))
+            end[_PHASE] = "round_end"
+            round_ends[len(at_version)] = len(snapshots)
+            snapshots.append(end)
+        at_version.append(len(snapshots))
+        snapshots.append(_snapshot(state))
+        moves.append(_move(record))
+        before = state
+
+    # A replay that does not verify raises ReplayMismatchError: a page of it would show wrong hands.
+    run = rerun(replay, on_move=on_move)
+    tricks = _Tricks()
+    steps: list[list[Any]] = []
+    dealt = -1  # the last version whose move dealt a new round
+    for record in replay.records:
+        if record["kind"] != "event":
+            continue
+        event = record["event"]
+        version = int(record["version"])
+        private = record.get("private_to")
+        if private is None:
+            tricks.add(event, len(steps))
+        if event.get("type") == "round_started":
+            dealt = version
+        # The events that close a round precede, in the same move, the next round's deal.
+        shown = round_ends[version] if version in round_ends and dealt != version else at_version[version]
+        seat = event.get("seat", -1)
+        steps.append(
+            [
+                version,
+                shown,
+                -1 if private is None else private,
+                round(float(record.get("t_ms", 0))),
+                max(len(tricks.rounds) - 1, 0),
+                tricks.done,
+                seat if isinstance(seat, int) else -1,
+                event.get("type", ""),
+                describe_event(event),
+            ]
+        )
+    # Most of a state is as it was one move before: ship only the fields that changed.
+    states: list[Any] = [snapshots[0]]
+    for previous, snapshot in itertools.pairwise(snapshots):
+        states.append([[i, value] for i, value in enumerate(snapshot) if value != previous[i]])
+    players = first.config.players
+    think: list[list[list[float]]] = [[] for _ in range(players)]
+    for record in replay.records:
+        # A move record names the version it was made at; its events carry the next one.
+        if record["kind"] == "decision":
+            think[record["seat"]].append([int(record["version"]) + 1, float(record["time_used_ms"])])
+        elif record["kind"] == "window":
+            for seat_key, used in record.get("time_ms", {}).items():
+                think[int(seat_key)].append([int(record["version"]) + 1, float(used)])
+    result = replay.result
+    summary = result["summary"] if result is not None and result.get("summary") else None
+    if summary is None and run.tally is not None:
+        summary = run.tally.summary()
+    config = first.config
+    return {
+        "v": DATA_VERSION,
+        "match": {
+            "id": replay.match_id,
+            "created_at": replay.header.get("created_at", ""),
+            "players": players,
+            "names": replay.seat_names(),
+            "target": config.target_score,
+            "mode": config.match_mode,
+            "result": None if result is None else str(result.get("reason", "")),
+            "truncated": replay.truncated,
+        },
+        "cards": list(CARD_NAMES),
+        "states": states,
+        "moves": moves,
+        "steps": steps,
+        "rounds": tricks.rounds,
+        "think": think,
+        "summary": summary,
+    }
+
+
+def _embed(data: dict[str, Any]) -> str:
+    """JSON that is safe inside a <script> element: no `</` can close it early."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def render_html(replay: Replay) -> str:
+    """The viewer page of `replay`: one HTML document with its data, style and script inline."""
+    data = build_data(replay)
+    title = _escape(f"Tichu replay {replay.match_id}")
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        # The page must work offline and never reach out: forbid every load but its own inline parts.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+        f"<title>{title}</title>\n<style>\n{VIEWER_CSS}</style>\n</head>\n<body>\n"
+        f"{VIEWER_BODY}"
+        f'<script type="application/json" id="{DATA_ID}">{_embed(data)}</script>\n'
+        f"<script>\n{VIEWER_JS}</script>\n</body>\n</html>\n"
+    )
+
+
+def write_html(replay: Replay, out: Path) -> None:
+    """Write the viewer page of `replay` to `out` (its folder is created if needed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(replay), encoding="utf-8")
+
+
+VIEWER_CSS = """
+:root { --felt: #2f6b4f; --ink: #1d2330; --muted: #6b7280; --line: #d7dbe2; --hi: #fff4c2; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: var(--ink); background: #f4f5f7; }
+header, nav, main, section.panel { margin: 0 auto; max-width: 1280px; padding: 6px 12px; }
+h1 { font-size: 18px; margin: 8px 0 2px; }
+h2 { font-size: 14px; margin: 4px 0; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+#meta { color: var(--muted); }
+nav { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; position: sticky; top: 0;
+  background: #f4f5f7; z-index: 2; border-bottom: 1px solid var(--line); }
+nav button { font: inherit; padding: 2px 8px; border: 1px solid var(--line); border-radius: 4px;
+  background: #fff; cursor: pointer; }
+nav button[aria-pressed="true"] { background: var(--ink); color: #fff; }
+#slider { flex: 1 1 260px; }
+#position { font-variant-numeric: tabular-nums; min-width: 16em; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 12px; }
+#table { position: relative; height: 520px; background: var(--felt); border-radius: 18px; }
+.seat { position: absolute; transform: translate(-50%, -50%); width: 31%; background: #fffdf7;
+  border-radius: 8px; padding: 5px 7px; box-shadow: 0 1px 3px #0005; }
+.seat.turn { outline: 3px solid #f5c542; }
+.seat.out { opacity: .75; }
+.seat .who { font-weight: 600; display: flex; gap: 6px; flex-wrap: wrap; align-items: baseline; }
+.seat .who small { font-weight: 400; color: var(--muted); }
+.badge { font-size: 11px; padding: 0 5px; border-radius: 8px; background: #e5e7eb; font-weight: 600; }
+.badge.call { background: #b91c1c; color: #fff; }
+.badge.turn { background: #f5c542; }
+.hand { display: flex; flex-wrap: wrap; gap: 2px; min-height: 26px; margin-top: 3px; }
+.count { color: var(--muted); font-style: italic; }
+.note { font-size: 12px; color: var(--muted); }
+.card { display: inline-block; min-width: 27px; padding: 2px 3px; text-align: center; border-radius: 4px;
+  border: 1px solid #9ca3af; background: #fff; font-weight: 700; font-size: 13px; line-height: 18px; }
+.card i { font-style: normal; font-size: 11px; margin-left: 1px; }
+.card.s-j { color: #047857; } .card.s-s { color: #111827; } .card.s-p { color: #1d4ed8; }
+.card.s-t { color: #b91c1c; } .card.sp { background: #fde68a; color: #7c2d12; }
+.card.unseen { opacity: .45; border-style: dashed; }
+#centre { position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); width: 36%;
+  color: #fff; text-align: center; }
+#centre .play { margin: 3px 0; }
+#centre .play.top .card { border-color: #f5c542; box-shadow: 0 0 0 2px #f5c542; }
+#centre .phase { font-size: 12px; opacity: .85; }
+#centre .wish { font-weight: 700; color: #fde68a; }
+aside { display: flex; flex-direction: column; gap: 8px; min-width: 0; }
+aside section, section.panel > div { background: #fff; border: 1px solid var(--line); border-radius: 8px;
+  padding: 6px 8px; }
+#events, #tricks { margin: 0; padding-left: 2.4em; max-height: 250px; overflow-y: auto; font-size: 13px; }
+#events li.current { background: var(--hi); font-weight: 600; }
+#events li.hidden { color: var(--muted); font-style: italic; }
+#tricks li { margin-bottom: 2px; }
+#tricks .end { color: var(--muted); }
+section.panel { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 12px; }
+#summary td:first-child { white-space: nowrap; }
+#summary th { font-weight: 600; font-size: 12px; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+th, td { padding: 1px 8px; border-bottom: 1px solid var(--line); text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+tr.current td { background: var(--hi); }
+svg text { font-size: 10px; fill: var(--muted); }
+.think-row { display: flex; align-items: center; gap: 6px; }
+.think-row span { width: 11em; font-size: 12px; overflow: hidden; white-space: nowrap; }
+#help { color: var(--muted); font-size: 12px; }
+kbd { border: 1px solid var(--line); border-radius: 3px; padding: 0 3px; background: #fff; }
+"""
+
+VIEWER_BODY = """<header><h1 id="title">Tichu replay</h1><div id="meta"></div></header>
+<nav id="controls" aria-label="steps">
+<button data-go="home" title="first event (Home)">first</button>
+<button data-go="prev-round" title="previous round (Up, PageUp)">&#x00AB; round</button>
+<button data-go="prev" title="previous event (Left)">&#x2039;</button>
+<input type="range" id="slider" min="0" max="0" value="0" aria-label="step">
+<button data-go="next" title="next event (Right)">&#x203A;</button>
+<button data-go="next-round" title="next round (Down, PageDown)">round &#x00BB;</button>
+<button data-go="end" title="last event (End)">last</button>
+<span id="position"></span><span id="views"></span>
+</nav>
+<main>
+<section id="table" aria-label="the table"><div id="centre"></div></section>
+<aside>
+<section><h2>Events</h2><ol id="events"></ol></section>
+<section><h2>Tricks this round</h2><ol id="tricks"></ol></section>
+</aside>
+</main>
+<section class="panel">
+<div><h2>Score</h2><div id="chart"></div><table id="scores"></table></div>
+<div><h2>Timing</h2><div id="move"></div><div id="think"></div><table id="summary"></table></div>
+</section>
+<section class="panel"><p id="help"><kbd>&#x2190;</kbd> <kbd>&#x2192;</kbd> previous / next event,
+<kbd>&#x2191;</kbd> <kbd>&#x2193;</kbd> (or PageUp / PageDown) previous / next round, <kbd>Home</kbd>
+<kbd>End</kbd>, <kbd>0</kbd>&#x2013;<kbd>5</kbd> view as that seat, <kbd>a</kbd> all seats.
+The address (<code>#step=120&amp;seat=2</code>) links to the moment shown.</p></section>
+"""
+
+VIEWER_JS = r"""
+"use strict";
+(() => {
+  const data = JSON.parse(document.getElementById("tichu-replay-data").textContent);
+  const match = data.match;
+  const players = match.players;
+  const steps = data.steps;
+  // Every state but the first comes as the fields that changed since the one before.
+  const states = [data.states[0]];
+  for (let i = 1; i < data.states.length; i++) {
+    const state = states[i - 1].slice();
+    for (const [field, value] of data.states[i]) state[field] = value;
+    states.push(state);
+  }
+  // Field positions in a state snapshot and a step (see _snapshot and build_data in html.py).
+  const S = {round: 0, dealer: 1, phase: 2, turn: 3, wish: 4, gift: 5, hands: 6, unseen: 7, calls: 8,
+    out: 9, trick: 10, top: 11, passed: 12, points: 13, scores: 14, window: 15, exchange: 16, received: 17};
+  const T = {version: 0, state: 1, private: 2, tMs: 3, round: 4, tricks: 5, seat: 6, type: 7, text: 8};
+  const SUITS = {j: "\u25C6", s: "\u2660", p: "\u25A0", t: "\u2605"};
+  const CALLS = ["", "Tichu", "Grand Tichu"];
+  const $ = (id) => document.getElementById(id);
+  const esc = (text) => String(text).replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+  let current = 0;
+  let view = null; // null: every seat's cards; a number: what that seat may see
+  let ready = false;
+  let readyMs = null;
+
+  // A card mask in hex (bit i = card i) to card names, lowest card first.
+  function cardsOf(hex) {
+    const out = [];
+    for (let i = 0; i < hex.length; i++) {
+      const nibble = parseInt(hex[hex.length - 1 - i], 16);
+      for (let b = 0; b < 4; b++) {
+        if (nibble & (1 << b)) out.push(data.cards[i * 4 + b]);
+      }
+    }
+    return out;
+  }
+
+  function cardHtml(name, extra) {
+    const suit = name.slice(-1);
+    const cls = SUITS[suit] && name.length <= 3 ? `s-${suit}` : "sp";
+    const face = cls === "sp" ? name : `${name.slice(0, -1)}<i>${SUITS[suit]}</i>`;
+    return `<span class="card ${cls}${extra ? " " + extra : ""}" data-card="${esc(name)}">${face}</span>`;
+  }
+
+  const cardsHtml = (names, extra) => names.map((n) => cardHtml(n, extra)).join("");
+  const canSee = (seat) => view === null || view === seat;
+  const stateAt = (index) => states[steps[index][T.state]];
+  const seatLabel = (seat) => `seat ${seat}`;
+
+  // Where each seat sits: the viewer's seat (or seat 0) at the bottom, the next one on the right.
+  function position(seat) {
+    const k = (seat - (view === null ? 0 : view) + players) % players;
+    const angle = Math.PI / 2 - (k * 2 * Math.PI) / players;
+    return [50 + 34 * Math.cos(angle), 50 + 39 * Math.sin(angle)];
+  }
+
+  function renderSeat(st, seat) {
+    const hand = cardsOf(st[S.hands][seat]);
+    const unseen = cardsOf(st[S.unseen][seat]);
+    const place = st[S.out].indexOf(seat);
+    const turn = st[S.turn] === seat && (st[S.phase] === "play") && place < 0;
+    const [x, y] = position(seat);
+    const badges = [];
+    if (st[S.calls][seat]) badges.push(`<span class="badge call">${CALLS[st[S.calls][seat]]}</span>`);
+    if (place >= 0) badges.push(`<span class="badge">out ${place + 1}.</span>`);
+    if (turn) badges.push('<span class="badge turn">to play</span>');
+    if (st[S.gift] === seat) badges.push('<span class="badge turn">gives the Dragon</span>');
+    if (st[S.passed] & (1 << seat)) badges.push('<span class="badge">passed</span>');
+    let cards;
+    if (canSee(seat)) {
+      cards = cardsHtml(hand) + cardsHtml(view === null ? unseen : [], "unseen");
+    } else {
+      cards = `<span class="count" data-count="${hand.length}">${hand.length} cards</span>`;
+    }
+    if (unseen.length && !(canSee(seat) && view === null)) {
+      cards += ` <span class="note">+${unseen.length} not yet seen</span>`;
+    }
+    let notes = "";
+    if (canSee(seat)) {
+      const gave = st[S.exchange][seat];
+      if (gave) {
+        const list = gave.map(([to, c]) => `${cardHtml(data.cards[c])} to ${to}`).join(", ");
+        notes += `<div class="note">passes ${list}</div>`;
+      }
+      const got = st[S.received][seat];
+      if (got.length) {
+        const list = got.map(([from, c]) => `${cardHtml(data.cards[c])} from ${from}`).join(", ");
+        notes += `<div class="note">received ${list}</div>`;
+      }
+    }
+    const team = "AB"[seat % 2];
+    return `<div class="seat${turn ? " turn" : ""}${place >= 0 ? " out" : ""}" data-seat="${seat}"
+      style="left:${x.toFixed(1)}%;top:${y.toFixed(1)}%">
+      <div class="who">${seatLabel(seat)} <small>${esc(match.names[seat] || "")} \u00B7 team ${team}
+      \u00B7 ${st[S.points][seat]} pts won</small>${badges.join("")}</div>
+      <div class="hand" data-hand="${seat}" data-size="${hand.length}">${cards}</div>${notes}</div>`;
+  }
+
+  function renderCentre(st, step) {
+    const plays = st[S.trick].map(([seat, hex, what], i, all) => {
+      const top = i === all.length - 1 ? " top" : "";
+      return `<div class="play${top}" data-trick-play="${seat}">${seatLabel(seat)}: ` +
+        `${cardsHtml(cardsOf(hex))} <span class="note">${esc(what)}</span></div>`;
+    }).join("");
+    const wished = esc(st[S.wish]);
+    const wish = wished ? `<div class="wish" data-wish="${wished}">wish: ${wished}</div>` : "";
+    const win = st[S.window].length ? '<div class="phase">bomb window open</div>' : "";
+    const phase = st[S.phase].replace(/_/g, " ");
+    return `<div class="phase">round ${st[S.round] + 1} \u00B7 ${phase} \u00B7 dealer ` +
+      `seat ${st[S.dealer]}</div>${wish}${win}` +
+      `<div data-trick>${plays || '<span class="note">no cards on the table</span>'}</div>` +
+      `<div class="phase">A ${st[S.scores][0]} \u00B7 B ${st[S.scores][1]}</div>` +
+      `<div class="phase">${esc(steps[step][T.text])}</div>`;
+  }
+
+  function hidden(step) {
+    const owner = step[T.private];
+    return owner >= 0 && view !== null && owner !== view;
+  }
+
+  function eventText(step) {
+    if (hidden(step)) return `(private to seat ${step[T.private]})`;
+    return step[T.text];
+  }
+
+  function renderEvents() {
+    const first = Math.max(0, current - 14);
+    const rows = [];
+    for (let i = first; i <= current; i++) {
+      const step = steps[i];
+      const cls = [i === current ? "current" : "", hidden(step) ? "hidden" : ""].join(" ").trim();
+      const time = (step[T.tMs] / 1000).toFixed(2);
+      rows.push(`<li value="${i}" class="${cls}" data-step="${i}">` +
+        `<span class="note">${time} s</span> ${esc(eventText(step))}</li>`);
+    }
+    const list = $("events");
+    list.innerHTML = rows.join("");
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function renderTricks() {
+    const step = steps[current];
+    const round = data.rounds[step[T.round]];
+    const done = round ? round.tricks.slice(0, step[T.tricks]) : [];
+    $("tricks").innerHTML = done.map((trick, i) =>
+      `<li data-trick-index="${i}">${esc(trick.plays.join("; "))} <span class="end">\u2192 ` +
+      `${esc(trick.end)}</span></li>`).join("") || '<li class="note">none finished yet</li>';
+    $("tricks").scrollTop = $("tricks").scrollHeight;
+  }
+
+  function scoredRounds() {
+    return data.rounds.filter((round) => round.score && round.score.step <= current);
+  }
+
+  let scoresShown = -1;
+  function renderScores() {
+    const rounds = scoredRounds();
+    if (rounds.length === scoresShown) return; // the table and chart change once a round
+    scoresShown = rounds.length;
+    const rows = rounds.map((round, i) => {
+      const sc = round.score;
+      const mark = i === rounds.length - 1 ? ' class="current"' : "";
+      return `<tr${mark}><td>${i + 1}</td><td>${sc.card_points.join(" / ")}</td>` +
+        `<td>${sc.call_points.join(" / ")}</td><td>${sc.bonus_points.join(" / ")}</td>` +
+        `<td>${sc.round_points.join(" / ")}</td><td>${sc.totals[0]}</td><td>${sc.totals[1]}</td></tr>`;
+    });
+    $("scores").innerHTML = "<tr><th>round</th><th>cards A/B</th><th>calls</th><th>bonus</th>" +
+      `<th>round</th><th>A</th><th>B</th></tr>${rows.join("")}`;
+    $("chart").innerHTML = chartSvg(rounds);
+  }
+
+  // The totals after each round, as two lines; the x axis spans the whole match so it never jumps.
+  function chartSvg(rounds) {
+    const all = data.rounds.filter((round) => round.score);
+    const width = 420, height = 150, pad = 28;
+    const totals = all.flatMap((round) => round.score.totals);
+    const top = Math.max(match.target || 0, ...totals, 100);
+    const bottom = Math.min(0, ...totals);
+    const x = (i) => pad + (i * (width - pad - 8)) / Math.max(1, all.length);
+    const y = (v) => height - 16 - ((v - bottom) * (height - 26)) / (top - bottom);
+    const line = (team) => [`${x(0)},${y(0)}`].concat(rounds.map((round, i) =>
+      `${x(i + 1).toFixed(1)},${y(round.score.totals[team]).toFixed(1)}`)).join(" ");
+    const target = match.mode === "to_target"
+      ? `<line x1="${pad}" x2="${width - 8}" y1="${y(top)}" y2="${y(top)}" stroke="#9ca3af"` +
+        ` stroke-dasharray="4 3"/><text x="${width - 8}" y="${y(top) - 3}" text-anchor="end">${top}</text>`
+      : "";
+    return `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img"` +
+      ` aria-label="score over time">` +
+      `<line x1="${pad}" x2="${width - 8}" y1="${y(0)}" y2="${y(0)}" stroke="#d1d5db"/>${target}` +
+      `<text x="2" y="${y(0) + 3}">0</text><text x="${pad}" y="${height - 2}">rounds</text>` +
+      `<polyline points="${line(0)}" fill="none" stroke="#2563eb" stroke-width="2" data-team="A"/>` +
+      `<polyline points="${line(1)}" fill="none" stroke="#dc2626" stroke-width="2" data-team="B"/>` +
+      `<text x="${pad + 4}" y="10" style="fill:#2563eb">\u25A0 team A</text>` +
+      `<text x="${pad + 54}" y="10" style="fill:#dc2626">\u25A0 team B</text></svg>`;
+  }
+
+  // Think time of every decision per seat, drawn once; a marker shows where the current step is.
+  const lastVersion = data.moves.length - 1;
+  const thinkTop = Math.max(1, ...data.think.flat().map((p) => p[1]));
+  function thinkSvg(seat) {
+    const width = 300, height = 36;
+    const path = data.think[seat].map(([v, ms]) => {
+      const x = ((v / Math.max(1, lastVersion)) * width).toFixed(1);
+      return `M${x} ${height}V${(height - (Math.sqrt(ms / thinkTop) * (height - 2))).toFixed(1)}`;
+    }).join("");
+    return `<svg width="${width}" height="${height}" data-think="${seat}" aria-label="think times">` +
+      `<path d="${path}" stroke="#4b5563" stroke-width="1"/>` +
+      `<line class="marker" x1="0" x2="0" y1="0" y2="${height}" stroke="#dc2626"/></svg>`;
+  }
+
+  function renderThinkOnce() {
+    const rows = [];
+    for (let seat = 0; seat < players; seat++) {
+      rows.push(`<div class="think-row"><span>${seatLabel(seat)} ${esc(match.names[seat] || "")}</span>` +
+        `${thinkSvg(seat)}</div>`);
+    }
+    $("think").innerHTML = rows.join("") +
+      `<div class="note">think time per decision (square-root scale, top ${thinkTop.toFixed(1)} ms)</div>`;
+    const summary = data.summary || [];
+    const head = "<tr><th>seat</th><th>decisions</th><th>p50 ms</th><th>p99 ms</th><th>time-outs</th>" +
+      "<th>rejected</th><th>T calls/ won</th><th>GT calls/ won</th><th>bombs</th><th>points</th></tr>";
+    $("summary").innerHTML = head + summary.map((s) => `<tr><td>${s.seat} ${esc(s.bot_name || "")}</td>` +
+      `<td>${s.decisions}</td><td>${s.think_ms_p50}</td><td>${s.think_ms_p99}</td><td>${s.timeouts}</td>` +
+      `<td>${s.rejections}</td><td>${s.tichu_calls}/${s.tichu_won}</td>` +
+      `<td>${s.grand_tichu_calls}/${s.grand_tichu_won}</td><td>${s.bombs_played}</td>` +
+      `<td>${s.points_won}</td></tr>`).join("");
+  }
+
+  function renderTiming() {
+    const version = steps[current][T.version];
+    const x = ((version / Math.max(1, lastVersion)) * 300).toFixed(1);
+    for (const marker of document.querySelectorAll("#think .marker")) {
+      marker.setAttribute("x1", x);
+      marker.setAttribute("x2", x);
+    }
+    const move = data.moves[version];
+    let text = "the deal (no decision yet)";
+    if (move) {
+      const [seat, what, ms, bank] = move;
+      const who = seat >= 0 ? seatLabel(seat) : "the table";
+      const hide = seat >= 0 && view !== null && view !== seat && /^exchange|^(no_)?grand/.test(what);
+      text = `${who}: ${esc(hide ? "(hidden)" : what)}`;
+      if (ms !== null && ms !== undefined) text += ` in ${ms} ms`;
+      if (bank !== null && bank !== undefined) text += ` (bank ${(bank / 1000).toFixed(1)} s left)`;
+    }
+    $("move").innerHTML = `<div data-move="${version}">state ${version}: ${text}</div>`;
+  }
+
+  function renderTable() {
+    const st = stateAt(current);
+    const seats = [];
+    for (let seat = 0; seat < players; seat++) seats.push(renderSeat(st, seat));
+    $("table").innerHTML = `${seats.join("")}<div id="centre">${renderCentre(st, current)}</div>`;
+  }
+
+  function renderControls() {
+    $("slider").value = String(current);
+    const step = steps[current];
+    const when = (step[T.tMs] / 1000).toFixed(2);
+    $("position").textContent = `step ${current} of ${steps.length - 1} \u00B7 round ` +
+      `${step[T.round] + 1} \u00B7 ${when} s`;
+    for (const button of document.querySelectorAll("#views button")) {
+      const seat = button.dataset.view === "all" ? null : Number(button.dataset.view);
+      button.setAttribute("aria-pressed", String(seat === view));
+    }
+  }
+
+  function render() {
+    renderControls();
+    renderTable();
+    renderEvents();
+    renderTricks();
+    renderScores();
+    renderTiming();
+    const hash = `#step=${current}${view === null ? "" : `&seat=${view}`}`;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  function go(index) {
+    const next = Math.max(0, Math.min(steps.length - 1, index));
+    if (next === current && ready) return;
+    current = next;
+    render();
+  }
+
+  function setView(seat) {
+    view = seat !== null && seat >= 0 && seat < players ? seat : null;
+    render();
+  }
+
+  function roundStart(index) {
+    const round = data.rounds[index];
+    return round ? round.start : null;
+  }
+
+  function goRound(delta) {
+    const round = steps[current][T.round];
+    if (delta < 0) {
+      const start = roundStart(round);
+      // Up first goes back to the start of this round, then to the round before.
+      go(start !== null && current > start ? start : roundStart(Math.max(0, round - 1)) ?? 0);
+    } else {
+      const start = roundStart(round + 1);
+      go(start === null ? steps.length - 1 : start);
+    }
+  }
+
+  function readHash() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    const seat = params.get("seat");
+    view = seat === null || seat === "" || seat === "all" ? null : Number(seat);
+    if (view !== null && !(Number.isInteger(view) && view >= 0 && view < players)) view = null;
+    const step = Number(params.get("step"));
+    current = Number.isInteger(step) ? Math.max(0, Math.min(steps.length - 1, step)) : 0;
+    render();
+  }
+
+  const KEYS = {
+    ArrowRight: () => go(current + 1), ArrowLeft: () => go(current - 1),
+    ArrowUp: () => goRound(-1), PageUp: () => goRound(-1),
+    ArrowDown: () => goRound(1), PageDown: () => goRound(1),
+    Home: () => go(0), End: () => go(steps.length - 1),
+    a: () => setView(null), A: () => setView(null),
+  };
+
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.altKey || event.metaKey) return;
+    let action = KEYS[event.key];
+    if (!action && /^[0-5]$/.test(event.key) && Number(event.key) < players) {
+      action = () => setView(Number(event.key));
+    }
+    if (!action) return;
+    // The slider would move on its own too: one key press is one step.
+    event.preventDefault();
+    action();
+  }, true);
+
+  function init() {
+    $("title").textContent = `Tichu replay ${match.id}`;
+    const names = match.names.map((name, seat) => `${seat}: ${name} (${"AB"[seat % 2]})`).join(", ");
+    const result = match.result ? ` \u00B7 ${match.result}` : " \u00B7 unfinished";
+    $("meta").textContent = `${match.created_at} \u00B7 ${names}${result}` +
+      `${match.truncated ? " \u00B7 last line cut off" : ""}`;
+    const slider = $("slider");
+    slider.max = String(steps.length - 1);
+    slider.addEventListener("input", () => go(Number(slider.value)));
+    const views = ['<button data-view="all" title="every hand (a)">all</button>'];
+    for (let seat = 0; seat < players; seat++) {
+      views.push(`<button data-view="${seat}" title="what seat ${seat} sees (${seat})">${seat}</button>`);
+    }
+    $("views").innerHTML = ` view: ${views.join("")}`;
+    $("views").addEventListener("click", (event) => {
+      const button = event.target.closest("button");
+      if (button) setView(button.dataset.view === "all" ? null : Number(button.dataset.view));
+    });
+    const moves = {home: () => go(0), end: () => go(steps.length - 1), prev: () => go(current - 1),
+      next: () => go(current + 1), "prev-round": () => goRound(-1), "next-round": () => goRound(1)};
+    for (const button of document.querySelectorAll("nav button[data-go]")) {
+      button.addEventListener("click", () => moves[button.dataset.go]());
+    }
+    renderThinkOnce();
+    readHash();
+    window.addEventListener("hashchange", readHash);
+    ready = true;
+    readyMs = performance.now();
+    document.documentElement.dataset.ready = "true";
+  }
+
+  // A read-only view of the viewer for tests and for the console.
+  window.tichuViewer = Object.freeze({
+    get step() { return current; },
+    get stepCount() { return steps.length; },
+    get seat() { return view; },
+    get version() { return steps[current][T.version]; },
+    get round() { return stateAt(current)[S.round]; },
+    get ready() { return ready; },
+    get readyMs() { return readyMs; },
+    hands(seat) { return canSee(seat) ? cardsOf(stateAt(current)[S.hands][seat]) : null; },
+    handSize(seat) { return cardsOf(stateAt(current)[S.hands][seat]).length; },
+  });
+
+  init();
+})();
+"""
