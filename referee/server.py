@@ -23,6 +23,7 @@ from referee.table import ClockSettings
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_REPLAY_DIR = Path("replays") / "live"
+DEFAULT_FORGET_S = 3600.0
 PemSource = bytes | str | Path
 
 
@@ -63,15 +64,24 @@ async def start_server(
     on_record: RecordHook | None = None,
     replay_dir: Path | None = None,
     resume: bool = True,
+    forget_finished_after_s: float | None = None,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
-    there as it is played, and (with `resume`) the unfinished ones found there continue."""
+    there as it is played, and (with `resume`) the unfinished ones found there continue.
+    `forget_finished_after_s` drops finished matches from memory that long after they end."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
         raise ValueError("give a TLS certificate and key, or ask for plaintext with insecure=True")
-    service = RefereeService(organiser_token, defaults, now=now, on_record=on_record, replay_dir=replay_dir)
+    service = RefereeService(
+        organiser_token,
+        defaults,
+        now=now,
+        on_record=on_record,
+        replay_dir=replay_dir,
+        forget_finished_after_s=forget_finished_after_s,
+    )
     server = grpc.aio.server()
     service.attach(server)
     try:
@@ -112,6 +122,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-resume", action="store_true", help="do not continue the unfinished matches of --replay-dir"
+    )
+    parser.add_argument(
+        "--forget-finished-after-s",
+        type=float,
+        default=DEFAULT_FORGET_S,
+        metavar="S",
+        help=f"forget a finished match S seconds after it ends (default {DEFAULT_FORGET_S:g})",
     )
     clocks = parser.add_argument_group("clock defaults (a CreateMatch may override each)")
     base = ClockSettings()
@@ -155,6 +172,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 defaults,
                 args.replay_dir,
                 not args.no_resume,
+                args.forget_finished_after_s,
             )
         )
     except OSError as error:
@@ -172,6 +190,7 @@ async def _serve(
     defaults: ClockSettings,
     replay_dir: Path,
     resume: bool,
+    forget_finished_after_s: float,
 ) -> None:
     running = await start_server(
         address,
@@ -182,6 +201,7 @@ async def _serve(
         defaults=defaults,
         replay_dir=replay_dir,
         resume=resume,
+        forget_finished_after_s=forget_finished_after_s,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import hashlib
 import hmac
 import re
@@ -48,6 +49,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         now: Callable[[], float] = time.monotonic,
         on_record: RecordHook | None = None,
         replay_dir: Path | None = None,
+        forget_finished_after_s: float | None = None,
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
@@ -56,6 +58,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self._now = now
         self._on_record = on_record
         self.replay_dir = replay_dir
+        self.forget_finished_after_s = forget_finished_after_s
         self.replay_paths: dict[str, Path] = {}
         self.tables: dict[str, Table] = {}
         self._seats: dict[str, tuple[Table, int]] = {}
@@ -180,8 +183,31 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         if writer is not None:
             self.replay_paths[match_id] = writer.path
             table.finished_callbacks.append(writer.close)
+        if self.forget_finished_after_s is not None:
+            table.finished_callbacks.append(functools.partial(self._forget_later, match_id))
         table.start()
         return tokens
+
+    def _forget_later(self, match_id: str) -> None:
+        if self.forget_finished_after_s is not None:
+            asyncio.get_running_loop().call_later(self.forget_finished_after_s, self.forget, match_id)
+
+    def forget(self, match_id: str) -> bool:
+        """Drop a finished match (its table, tokens and listing); its replay file stays.
+
+        A referee that runs thousands of matches cannot keep every table (a few MB each);
+        a bot that connects afterwards is told its token is unknown. False if the match is
+        unknown or still being played.
+        """
+        table = self.tables.get(match_id)
+        if table is None or table.status != "finished":
+            return False
+        del self.tables[match_id]
+        for seat in range(table.players):
+            self._seats.pop(self.seat_token(match_id, seat), None)
+        self.replay_paths.pop(match_id, None)
+        self._log.info("match_forgotten", match_id=match_id)
+        return True
 
     def attach(self, server: grpc.aio.Server) -> None:
         """Register this servicer's RPCs on a grpc.aio server."""

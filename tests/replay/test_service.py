@@ -1,0 +1,97 @@
+"""The referee's replay directory: where files go, stable seat tokens, forgetting finished matches."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import grpc
+import pytest
+from structlog.testing import capture_logs
+
+from referee.codec import pb
+from referee.replay import read_replay
+from referee.service import MatchExistsError, RefereeService
+from tests.replay.conftest import Played
+from tests.server.support import ORGANISER, Bot, referee, run
+
+
+def test_seat_tokens_survive_a_restart_with_the_same_organiser_token() -> None:
+    first = RefereeService(ORGANISER)
+    again = RefereeService(ORGANISER)
+    other = RefereeService(ORGANISER + "-rotated")
+    tokens = [first.seat_token("m1", seat) for seat in range(4)]
+    assert tokens == [again.seat_token("m1", seat) for seat in range(4)]
+    assert len(set(tokens)) == 4 and len(tokens[0]) >= 32
+    assert tokens[0] != first.seat_token("m2", 0) and tokens[0] != other.seat_token("m1", 0)
+
+
+def test_a_match_id_whose_replay_exists_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with referee(replay_dir=tmp_path) as ref:
+            ref.create_here(match_id="taken")
+            assert (tmp_path / "taken.jsonl").exists()
+        async with referee(replay_dir=tmp_path) as ref:
+            assert ref.server is not None
+            # The first referee stopped the match: its replay remains, unfinished, and it resumed.
+            assert "taken" in ref.server.service.tables
+            with pytest.raises(MatchExistsError):
+                ref.create_here(match_id="taken")
+            ref.server.service.tables.pop("taken")
+            with pytest.raises(MatchExistsError, match="has a replay already"):
+                ref.create_here(match_id="taken")
+
+    run(scenario())
+
+
+def test_only_unfinished_readable_replays_are_resumed(played: Played, tmp_path: Path) -> None:
+    shutil.copy(played.path, tmp_path / played.path.name)  # finished: stays finished
+    lines = played.path.read_bytes().splitlines(keepends=True)
+    (tmp_path / "half.jsonl").write_bytes(
+        b"".join(lines[: len(lines) // 2]).replace(played.path.stem.encode(), b"half")
+    )
+    (tmp_path / "garbage.jsonl").write_text("this is not a replay\n")
+
+    async def scenario() -> None:
+        with capture_logs() as logs:
+            async with referee(replay_dir=tmp_path) as ref:
+                assert ref.server is not None
+                service = ref.server.service
+                assert sorted(service.tables) == ["half"]
+                table = service.tables["half"]
+                assert table.status == "waiting" and table.state_version > 0
+        failed = [entry for entry in logs if entry["event"] == "resume_failed"]
+        assert [Path(entry["path"]).name for entry in failed] == ["garbage.jsonl"]
+
+    run(scenario())
+    # The resumed file got its resume record; the finished one was not touched.
+    assert read_replay(tmp_path / "half.jsonl").records[-1]["kind"] == "resume"
+    assert (tmp_path / played.path.name).read_bytes() == played.path.read_bytes()
+
+
+def test_a_finished_match_is_forgotten_after_its_delay_and_its_replay_stays(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with referee(replay_dir=tmp_path) as ref:
+            assert ref.server is not None
+            service = ref.server.service
+            service.forget_finished_after_s = 0.05
+            table, tokens = ref.create_here(
+                match_id="short", rules_json=json.dumps({"match_mode": "fixed_rounds:1"})
+            )
+            assert not service.forget("short")  # still waiting for its seats
+            await table.stop("the test ends it")
+            await asyncio.sleep(0.3)
+            assert "short" not in service.tables and "short" not in service.replay_paths
+            listing = await ref.stub.ListMatches(
+                pb.ListMatchesRequest(), metadata=(("authorization", f"Bearer {ORGANISER}"),)
+            )
+            assert [m.match_id for m in listing.matches] == []
+            late = Bot(ref, tokens[0])
+            await late.open()
+            assert await late.read() is None
+            assert late.error is not None and late.error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert (tmp_path / "short.jsonl").exists()
+
+    run(scenario())
