@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.replay.format import Record, Replay
+from referee.replay.format import Record, Replay, ReplayFormatError
+from referee.replay.rerun import ReplayMismatchError, initial_state, rerun
 from referee.replay.rerun import _move as replay_move
-from referee.replay.rerun import initial_state, rerun
 from referee.rules import State
 from referee.rules.cards import CARD_NAMES, mask_points, rank_name
 
@@ -306,9 +306,14 @@ def render_html(replay: Replay) -> str:
 
 
 def write_html(replay: Replay, out: Path) -> None:
-    """Write the viewer page of `replay` to `out` (its folder is created if needed)."""
+    """Write the viewer page of `replay` to `out`; ReplayFormatError if the replay does not verify."""
+    try:
+        page = render_html(replay)
+    except ReplayMismatchError as error:
+        # `tichu replay html` reports a ReplayFormatError as a message, not as a traceback.
+        raise ReplayFormatError(f"{replay.path or 'replay'}: does not verify: {error}") from error
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(replay), encoding="utf-8")
+    out.write_text(page, encoding="utf-8")
 
 
 VIEWER_CSS = """
@@ -405,7 +410,9 @@ The address (<code>#step=120&amp;seat=2</code>) links to the moment shown.</p></
 VIEWER_JS = r"""
 "use strict";
 (() => {
+  const timings = {start: performance.now()};
   const data = JSON.parse(document.getElementById("tichu-replay-data").textContent);
+  timings.parsed = performance.now();
   const match = data.match;
   const players = match.players;
   const steps = data.steps;
@@ -416,6 +423,7 @@ VIEWER_JS = r"""
     for (const [field, value] of data.states[i]) state[field] = value;
     states.push(state);
   }
+  timings.expanded = performance.now();
   // Field positions in a state snapshot and a step (see _snapshot and build_data in html.py).
   const S = {round: 0, dealer: 1, phase: 2, turn: 3, wish: 4, gift: 5, hands: 6, unseen: 7, calls: 8,
     out: 9, trick: 10, top: 11, passed: 12, points: 13, scores: 14, window: 15, exchange: 16, received: 17};
@@ -766,10 +774,12 @@ VIEWER_JS = r"""
       button.addEventListener("click", () => moves[button.dataset.go]());
     }
     renderThinkOnce();
+    timings.drawn = performance.now();
     readHash();
     window.addEventListener("hashchange", readHash);
     ready = true;
     readyMs = performance.now();
+    timings.ready = readyMs;
     document.documentElement.dataset.ready = "true";
   }
 
@@ -782,6 +792,7 @@ VIEWER_JS = r"""
     get round() { return stateAt(current)[S.round]; },
     get ready() { return ready; },
     get readyMs() { return readyMs; },
+    get timings() { return {...timings}; },
     hands(seat) { return canSee(seat) ? cardsOf(stateAt(current)[S.hands][seat]) : null; },
     handSize(seat) { return cardsOf(stateAt(current)[S.hands][seat]).length; },
   });

@@ -140,6 +140,27 @@ def test_the_cli_writes_the_page(played: Played, tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8") == render_html(read_replay(played.path))
 
 
+def test_a_replay_that_does_not_verify_makes_no_page(played: Played, tmp_path: Path) -> None:
+    lines = played.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    dealt = next(i for i, line in enumerate(lines) if '"cards_dealt"' in line)
+    record = json.loads(lines[dealt])
+    record["event"]["cards"] = "2j"  # not what the engine deals
+    lines[dealt] = json.dumps(record) + "\n"
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("".join(lines), encoding="utf-8")
+    out = tmp_path / "page.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "replay", "html", str(tampered), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert f"tichu replay html: {tampered}: does not verify: line {dealt + 1}:" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
 # --- in Chromium ---------------------------------------------------------------------------------
 
 
