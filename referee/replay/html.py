@@ -137,21 +137,28 @@ def describe_event(event: Record) -> str:
     return json.dumps(event, separators=(",", ":"))
 
 
+# Decisions whose answer the other seats are not told when it is made (R-INFO-1).
+_SECRET_DECISIONS = frozenset({"grand_tichu", "tichu_step", "exchange"})
+
+
 def _move(record: Record) -> list[Any]:
-    """A move as the page shows it: [seat or -1, what, think ms, bank left ms or None, t_ms]."""
+    """A move as the page shows it: [seat or -1, what, think ms, bank left ms or None, t_ms,
+    1 if a seat view of another seat must not show what it was]."""
     kind = record["kind"]
     t_ms = round(float(record.get("t_ms", 0)))
+    secret = int(record.get("decision") in _SECRET_DECISIONS)
     if kind == "decision":
         used, bank = record.get("time_used_ms"), record.get("bank_left_ms")
-        return [record["seat"], str(record["action"]), used, bank, t_ms]
+        return [record["seat"], str(record["action"]), used, bank, t_ms, secret]
     if kind == "violation":
-        return [record["seat"], f"timed out: {record.get('default')}", None, 0, t_ms]
+        return [record["seat"], f"timed out: {record.get('default')}", None, 0, t_ms, secret]
     if kind == "call":
-        return [record.get("seat", -1), f"calls {record.get('action', 'tichu')}", None, None, t_ms]
+        return [record.get("seat", -1), f"calls {record.get('action', 'tichu')}", None, None, t_ms, 0]
     answers = record.get("answers", {})
     bombs = [f"seat {seat}: {action}" for seat, action in answers.items() if action != "decline"]
     what = "bomb window: " + ("; ".join(bombs) if bombs else "every seat declines")
-    return [-1, what, max(record.get("time_ms", {}).values(), default=None), None, t_ms]
+    # A bomb that was not applied (R-BOMB-9) shows cards its owner still holds.
+    return [-1, what, max(record.get("time_ms", {}).values(), default=None), None, t_ms, int(bool(bombs))]
 
 
 class _Tricks:
@@ -237,6 +244,9 @@ def build_data(replay: Replay) -> dict[str, Any]:
                 describe_event(event),
             ]
         )
+    if not steps:
+        # A match that never started: one step, the position it was created with.
+        steps.append([0, 0, -1, 0, 0, 0, -1, "", "no event yet: the match has not started"])
     # Most of a state is as it was one move before: ship only the fields that changed.
     states: list[Any] = [snapshots[0]]
     for previous, snapshot in itertools.pairwise(snapshots):
@@ -485,7 +495,8 @@ VIEWER_JS = r"""
     if (canSee(seat)) {
       cards = cardsHtml(hand) + cardsHtml(view === null ? unseen : [], "unseen");
     } else {
-      cards = `<span class="count" data-count="${hand.length}">${hand.length} cards</span>`;
+      const noun = hand.length === 1 ? "card" : "cards";
+      cards = `<span class="count" data-count="${hand.length}">${hand.length} ${noun}</span>`;
     }
     if (unseen.length && !(canSee(seat) && view === null)) {
       cards += ` <span class="note">+${unseen.length} not yet seen</span>`;
@@ -595,9 +606,10 @@ VIEWER_JS = r"""
     const y = (v) => height - 16 - ((v - bottom) * (height - 26)) / (top - bottom);
     const line = (team) => [`${x(0)},${y(0)}`].concat(rounds.map((round, i) =>
       `${x(i + 1).toFixed(1)},${y(round.score.totals[team]).toFixed(1)}`)).join(" ");
+    const goal = match.target;
     const target = match.mode === "to_target"
-      ? `<line x1="${pad}" x2="${width - 8}" y1="${y(top)}" y2="${y(top)}" stroke="#9ca3af"` +
-        ` stroke-dasharray="4 3"/><text x="${width - 8}" y="${y(top) - 3}" text-anchor="end">${top}</text>`
+      ? `<line x1="${pad}" x2="${width - 8}" y1="${y(goal)}" y2="${y(goal)}" stroke="#9ca3af"` +
+        ` stroke-dasharray="4 3"/><text x="${width - 8}" y="${y(goal) - 3}" text-anchor="end">${goal}</text>`
       : "";
     return `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img"` +
       ` aria-label="score over time">` +
@@ -651,10 +663,10 @@ VIEWER_JS = r"""
     const move = data.moves[version];
     let text = "the deal (no decision yet)";
     if (move) {
-      const [seat, what, ms, bank] = move;
+      const [seat, what, ms, bank, , secret] = move;
       const who = seat >= 0 ? seatLabel(seat) : "the table";
-      const hide = seat >= 0 && view !== null && view !== seat && /^exchange|^(no_)?grand/.test(what);
-      text = `${who}: ${esc(hide ? "(hidden)" : what)}`;
+      const hide = secret && view !== null && view !== seat;
+      text = `${who}: ${esc(hide ? "(not shown in this seat's view)" : what)}`;
       if (ms !== null && ms !== undefined) text += ` in ${ms} ms`;
       if (bank !== null && bank !== undefined) text += ` (bank ${(bank / 1000).toFixed(1)} s left)`;
     }

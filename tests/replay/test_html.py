@@ -23,13 +23,14 @@ from referee.replay.rerun import initial_state, rerun
 from referee.rules import State, format_cards
 from referee.rules.cards import parse_mask
 from tests.replay.browser import Browser, find_chromium
-from tests.replay.conftest import Played, play_recorded_match
+from tests.replay.conftest import Played
 
 CHROMIUM = find_chromium()
 needs_browser = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium binary found (Debian's `chromium`; .ci/run installs it)"
 )
 READY = "window.tichuViewer !== undefined && window.tichuViewer.ready"
+GOLDEN_SIX = Path(__file__).parents[2] / "replays" / "golden" / "golden-6p-1-deal.jsonl"
 
 
 @dataclass
@@ -269,9 +270,21 @@ def test_a_seat_view_shows_only_that_seats_cards(page: Page, clean: Browser) -> 
     log = clean.evaluate("document.getElementById('events').textContent")
     assert "seat 1 is dealt" in log
     assert not re.search(r"seat [023] is dealt", log) and log.count("(private to seat") == 3
+    # Nor another seat's exchange, given as a decision whose answer only that seat knows.
+    given = next(
+        i
+        for i, r in enumerate(page.events)
+        if r["event"]["type"] == "exchange_submitted" and r["event"]["seat"] == 0
+    )
+    clean.evaluate(f"location.hash = '#step={given}&seat=1'")
+    clean.wait_for(f"window.tichuViewer.step === {given}")
+    move = clean.evaluate("document.getElementById('move').textContent")
+    assert "seat 0: (not shown in this seat's view)" in move
+    clean.press("0")
+    assert "seat 0: exchange" in clean.evaluate("document.getElementById('move').textContent")
     clean.press("a")
     assert viewer(clean, "seat") is None
-    assert shown_hand(clean, 0) == page.hands(4)[0]
+    assert shown_hand(clean, 0) == page.hands(given)[0]
 
 
 @needs_browser
@@ -291,9 +304,22 @@ def test_a_link_opens_its_step_and_view(page: Page, clean: Browser) -> None:
 
 
 @needs_browser
+def test_a_match_that_never_started_shows_its_deal(played: Played, tmp_path: Path, clean: Browser) -> None:
+    lines = played.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    waiting = tmp_path / "waiting.jsonl"
+    waiting.write_text("".join(line for line in lines if '"kind":"header"' in line), encoding="utf-8")
+    page = make_page(waiting, tmp_path / "waiting.html")
+    open_page(clean, page.url)
+    assert viewer(clean, "stepCount") == 1
+    assert shown_hand(clean, 0) == format_cards(page.states[0].hands[0]).split()
+    clean.press("ArrowRight")
+    clean.press("ArrowDown")
+    assert viewer(clean, "step") == 0
+
+
+@needs_browser
 def test_a_six_player_match_seats_six(tmp_path: Path, clean: Browser) -> None:
-    played = play_recorded_match(tmp_path / "six", seed="html-six", rounds=1, players=6)
-    six = make_page(played.path, tmp_path / "six.html")
+    six = make_page(GOLDEN_SIX, tmp_path / "six.html")
     step = six.steps_of("played")[10]
     open_page(clean, f"{six.url}#step={step}")
     assert clean.evaluate("document.querySelectorAll('.seat[data-seat]').length") == 6
