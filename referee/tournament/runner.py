@@ -248,16 +248,24 @@ class Tournament:
         print(f"Referee on {running.address}", file=self.out, flush=True)
         workers = self._workers(running.address)
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)
+        ticker = asyncio.create_task(self._tick(progress))
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
                 await self._play_all(pending, stub, token, running, workers, progress)
         finally:
+            ticker.cancel()
             progress.finish()
             await asyncio.gather(*(w.stop() for ws in workers.values() for w in ws))
             await running.stop()
             self._replays.close_all()
         return 0 if self._failed == 0 else 1
+
+    async def _tick(self, progress: Progress) -> None:
+        """Keep the clock and the rate moving between finished games (long games, slow bots)."""
+        while True:
+            await asyncio.sleep(1.0)
+            progress.update(self._done, self._hands, self._leader())
 
     def _banner(self, pending: int) -> str:
         c = self.config

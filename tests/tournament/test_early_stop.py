@@ -1,0 +1,52 @@
+"""With stop_early, the SPRT ends a lopsided pairing long before its schedule is played."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from referee.tournament.config import parse_config
+from referee.tournament.runner import run_tournament
+from referee.tournament.store import Store
+
+CONFIG = """
+[tournament]
+seed = "early"
+games_per_pairing = 60       # 30 board pairs, if the SPRT let them all be played
+concurrency = 4
+database = "out/results.sqlite"
+replay_dir = "out/replays"
+output_dir = "out"
+
+[rules]
+match_mode = "fixed_rounds:1"
+
+[sprt]
+stop_early = true
+
+[[entrants]]
+name = "random"
+bot = "clients.random_bot:RandomBot"
+
+[[entrants]]
+name = "heuristic"
+bot = "clients.heuristic_bot:HeuristicBot"
+"""
+
+
+def test_sprt_stops_random_vs_heuristic_early(tmp_path: Path) -> None:
+    config = parse_config(CONFIG, tmp_path / "t.toml")
+    out = io.StringIO()
+    assert run_tournament(config, resume=False, out=out, live=False) == 0
+    text = out.getvalue()
+    assert "SPRT random vs heuristic: heuristic is stronger than random (H1 accepted" in text
+    store = Store(config.database)
+    games = store.games()
+    store.close()
+    finished = [g for g in games if g.finished]
+    # Decided after a handful of board pairs; only the boards already begun were finished.
+    assert 14 <= len(finished) < 40
+    assert all(g.status in ("finished", "pending") for g in games)
+    boards = {g.board for g in finished}
+    assert all(sum(1 for g in finished if g.board == b) == 2 for b in boards)  # whole board pairs
+    assert f"{60 - len(finished)} games not played: their pairings' SPRTs had decided" in text
