@@ -1,0 +1,91 @@
+"""A remote entrant: the tournament appends its seat lines to a token file; a worker elsewhere plays them."""
+
+from __future__ import annotations
+
+import io
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from referee.tournament.config import parse_config
+from referee.tournament.runner import run_tournament
+from referee.tournament.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _feed(token_file: Path, worker: subprocess.Popen[bytes], stop: threading.Event) -> None:
+    """`tail -f token_file | worker`: pass each new line on."""
+    sent = 0
+    while not stop.is_set():
+        lines = token_file.read_text(encoding="utf-8").splitlines() if token_file.exists() else []
+        for line in lines[sent:]:
+            assert worker.stdin is not None
+            worker.stdin.write(line.encode() + b"\n")
+            worker.stdin.flush()
+        sent = len(lines)
+        time.sleep(0.05)
+
+
+def test_remote_entrant_plays_from_its_token_file(tmp_path: Path) -> None:
+    port = _free_port()
+    config = parse_config(
+        f"""
+[tournament]
+seed = "remote"
+games_per_pairing = 2
+listen = "127.0.0.1:{port}"
+database = "out/results.sqlite"
+replay_dir = "out/replays"
+output_dir = "out"
+
+[rules]
+match_mode = "fixed_rounds:1"
+
+[[entrants]]
+name = "far"
+remote = true
+token_file = "tokens.txt"
+
+[[entrants]]
+name = "near"
+bot = "clients.random_bot:RandomBot"
+""",
+        tmp_path / "t.toml",
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "tournament", "worker", "clients.heuristic_bot:HeuristicBot",
+         "--server", f"127.0.0.1:{port}", "--insecure"],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    stop = threading.Event()
+    feeder = threading.Thread(target=_feed, args=(tmp_path / "tokens.txt", worker, stop), daemon=True)
+    feeder.start()
+    out = io.StringIO()
+    try:
+        code = run_tournament(config, resume=False, out=out, live=False)
+    finally:
+        stop.set()
+        feeder.join(5)
+        worker.kill()
+        worker.wait(10)
+    assert code == 0, out.getvalue()
+    tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8").splitlines()
+    assert len(tokens) == 4  # two games, two seats of "far" in each
+    assert all(line.split()[1] == "far" for line in tokens)
+    assert out.getvalue().count("seat for far: match ") == 4
+    store = Store(config.database)
+    games = store.games()
+    store.close()
+    assert [g.status for g in games] == ["finished", "finished"]
+    assert not any(g.forfeit for g in games)
