@@ -192,6 +192,16 @@ class Tournament:
         # referee must not continue their old matches from the replays by itself.
         self._referee_resumes = "resume" in parameters
 
+    @property
+    def games_played(self) -> int:
+        """Games finished in this run."""
+        return self._done
+
+    @property
+    def hands_played(self) -> int:
+        """Hands of the games finished in this run."""
+        return self._hands
+
     # ---------------------------------------------------------------------------- setup
 
     def prepare(self, resume: bool) -> None:
@@ -551,9 +561,9 @@ def run_tournament(config: TournamentConfig, *, resume: bool, out: TextIO, live:
         started = time.monotonic()
         code = asyncio.run(tournament.run())
         elapsed = time.monotonic() - started
-        hands = tournament._hands
+        hands = tournament.hands_played
         print(
-            f"\nPlayed {tournament._done} games, {hands} hands in {elapsed:.1f} s: "
+            f"\nPlayed {tournament.games_played} games, {hands} hands in {elapsed:.1f} s: "
             f"{hands / max(elapsed, 1e-9):.2f} hands/s",
             file=out,
         )
