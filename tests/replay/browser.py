@@ -153,12 +153,17 @@ class Browser:
     def wait_for(self, expression: str, timeout_s: float | None = None) -> Any:
         """Poll an expression until it is truthy; its value."""
         deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        failure = ""
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except BrowserError as error:
+                # Mid-navigation the old document's context may be gone already: try again.
+                value, failure = None, f" (last error: {error})"
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise BrowserError(f"timed out waiting for {expression}")
+                raise BrowserError(f"timed out waiting for {expression}{failure}")
             time.sleep(0.01)
 
     def navigate(self, url: str) -> None:
