@@ -51,7 +51,7 @@ from typing import Any
 import grpc
 
 from referee import log
-from referee.codec import pb
+from referee.codec import pb, unbundle
 from referee.server import RunningServer, start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -85,6 +85,9 @@ LADDER_DOWN = (10, 3, 1)
 WORKERS = 2
 # --profile-server DIR: each referee process runs under cProfile and writes DIR/referee-NAME.prof.
 PROFILE_DIR = ""
+# --no-bundles: the scripted seats do not accept Bundles (one gRPC message per referee message),
+# to compare with the SDK's way. An environment variable, so the client processes see it too.
+BUNDLES_ENV = "TICHU_BENCH_BUNDLES"
 # The scripted seats' answers: no calls, bomb windows declined.
 QUIET = frozenset({"no_grand_tichu", "no_tichu", "decline"})
 K = pb.DecisionKind
@@ -240,7 +243,12 @@ class _Seat:
         try:
             await call.write(
                 pb.BotMessage(
-                    hello=pb.Hello(token=self.token, bot_name=f"bench-{self.seat}", protocol_version=1)
+                    hello=pb.Hello(
+                        token=self.token,
+                        bot_name=f"bench-{self.seat}",
+                        protocol_version=1,
+                        accept_bundles=os.environ.get(BUNDLES_ENV, "1") == "1",
+                    )
                 )
             )
             while True:
@@ -248,7 +256,8 @@ class _Seat:
                 arrived = time.monotonic()
                 if msg is grpc.aio.EOF:
                     break
-                await self._handle(msg, arrived)
+                for message in unbundle(msg):
+                    await self._handle(message, arrived)
         except grpc.aio.AioRpcError as error:
             ended = error.code().name
         except asyncio.CancelledError:
@@ -1112,6 +1121,8 @@ Summary = list[tuple[str, str, str]]  # (figure, measured, bar)
 
 def _figure_round_trips(decisions: int, chunk: int, seed: str) -> Summary:
     command = f"{PYTHON} --only round-trip --decisions {decisions} --chunk {chunk} --seed {seed}"
+    if os.environ.get(BUNDLES_ENV) == "0":
+        command += " --no-bundles"
     trips = measure_round_trips(decisions, chunk, seed)
     _print_round_trips(trips, command)
     return [
@@ -1189,7 +1200,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", default="bench")
     parser.add_argument("--profile-server", metavar="DIR", help="profile each referee process into DIR")
+    parser.add_argument(
+        "--no-bundles", action="store_true", help="seats take one gRPC message per referee message"
+    )
     args = parser.parse_args(argv)
+    os.environ[BUNDLES_ENV] = "0" if args.no_bundles else "1"
     if args.profile_server:
         global PROFILE_DIR  # noqa: PLW0603 (one switch for the whole run, read in ServerProcess)
         PROFILE_DIR = args.profile_server

@@ -29,7 +29,14 @@ import structlog
 from clients.bot import Bot, DecisionKind, Harness, Rejection
 from clients.view import SeatView
 from referee import log as log_setup
-from referee.codec import action_from_proto, action_to_proto, config_from_proto, event_from_proto, pb
+from referee.codec import (
+    action_from_proto,
+    action_to_proto,
+    config_from_proto,
+    event_from_proto,
+    pb,
+    unbundle,
+)
 from referee.rules import Action, CallTichu, Play, mask_of
 from referee.rules.game import ExchangeChoices
 from referee.rules.observation import observation_from_json
@@ -112,7 +119,11 @@ class _Session:
         self.bot = bot
         self.harness = Harness(bot)
         self.hello = pb.Hello(
-            token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION
+            token=token,
+            bot_name=name,
+            bot_version=version,
+            protocol_version=PROTOCOL_VERSION,
+            accept_bundles=True,
         )
         self.view: SeatView | None = None
         self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
@@ -137,16 +148,9 @@ class _Session:
         worker = asyncio.create_task(self._work(inbox, outbox))
         failure: grpc.aio.AioRpcError | None = None
         try:
-            async for message in call:
-                kind = message.WhichOneof("kind")
-                if kind == "ping":
-                    outbox.put_nowait(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
-                    continue
-                if kind == "cancelled":
-                    self.cancelled.add(message.cancelled.request_id)
-                inbox.put_nowait(message)
-                if kind == "result":
-                    break  # the stream ends after it; no need to wait for that
+            async for envelope in call:
+                if self._take(envelope, inbox, outbox):
+                    break  # the result: the stream ends after it; no need to wait for that
         except grpc.aio.AioRpcError as error:
             failure = error
         finally:
@@ -167,6 +171,20 @@ class _Session:
         reason = "stream ended" if failure is None else failure.code().name
         self._log.warning("stream_lost", reason=reason)
         return None
+
+    def _take(self, envelope: pb.RefereeMessage, inbox: asyncio.Queue[object], outbox: _Outbox) -> bool:
+        """Queue what the referee sent (a Bundle's messages one by one); True after the result."""
+        for message in unbundle(envelope):
+            kind = message.WhichOneof("kind")
+            if kind == "ping":
+                outbox.put_nowait(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+                continue
+            if kind == "cancelled":
+                self.cancelled.add(message.cancelled.request_id)
+            inbox.put_nowait(message)
+            if kind == "result":
+                return True
+        return False
 
     async def _work(self, inbox: asyncio.Queue[object], outbox: _Outbox) -> MatchResult | None:
         """Handle the referee's messages in order until the result or the end of the stream."""

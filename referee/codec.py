@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from referee.rules import (
@@ -37,6 +38,7 @@ __all__ = [
     "event_from_proto",
     "event_to_proto",
     "pb",
+    "unbundle",
 ]
 
 
@@ -134,3 +136,10 @@ def config_from_proto(msg: pb.RulesConfig) -> RulesConfig:
             data = {"preset": msg.preset, **data}
         return RulesConfig.from_json(data)
     return RulesConfig.from_json(msg.preset or None)
+
+
+def unbundle(message: pb.RefereeMessage) -> Sequence[pb.RefereeMessage]:
+    """The messages a RefereeMessage carries: a Bundle's, in order, or the message itself."""
+    if message.WhichOneof("kind") == "bundle":
+        return message.bundle.messages
+    return (message,)

@@ -27,11 +27,21 @@ from referee.log import get_logger
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.replay.rerun import ReplayMismatchError
 from referee.rules import RulesError, State
-from referee.table import PROTOCOL_VERSION, ClockSettings, Connection, Record, SeatUnavailableError, Table
+from referee.table import (
+    PROTOCOL_VERSION,
+    ClockSettings,
+    Close,
+    Connection,
+    Record,
+    SeatUnavailableError,
+    Table,
+)
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RecordHook = Callable[[str, Record], None]
+# At most this many messages go in one Bundle (a snapshot's worth of events is still one write).
+MAX_BUNDLE = 64
 
 
 class MatchExistsError(ValueError):
@@ -256,17 +266,31 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))
         reader = asyncio.create_task(self._read(request_iterator, table, conn))
+        bundles = hello.accept_bundles
         try:
             while True:
-                out = await conn.outbox.get()
-                if isinstance(out, pb.RefereeMessage):
-                    if out.HasField("request"):
-                        table.delivered(conn.seat, out.request.request_id, table.now())
-                    yield out
-                    continue
-                if out.code is not None:
-                    await _abort(context, grpc.StatusCode[out.code], out.details)
-                return
+                head = await conn.outbox.get()
+                close = head if isinstance(head, Close) else None
+                batch: list[pb.RefereeMessage] = [] if isinstance(head, Close) else [head]
+                # What the table queued meanwhile goes in the same write: one gRPC message
+                # costs far more than its bytes, and a move usually makes an event and a
+                # request for every seat at once.
+                while batch and bundles and len(batch) < MAX_BUNDLE and not conn.outbox.empty():
+                    queued = conn.outbox.get_nowait()
+                    if isinstance(queued, Close):
+                        close = queued
+                        break
+                    batch.append(queued)
+                if batch:
+                    now = table.now()
+                    for message in batch:
+                        if message.HasField("request"):
+                            table.delivered(conn.seat, message.request.request_id, now)
+                    yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
+                if close is not None:
+                    if close.code is not None:
+                        await _abort(context, grpc.StatusCode[close.code], close.details)
+                    return
         finally:
             reader.cancel()
             table.disconnect(conn)

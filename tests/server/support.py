@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import random
@@ -140,13 +141,22 @@ class Bot:
         self.result: pb.MatchResult | None = None
         self.error: grpc.aio.AioRpcError | None = None
         self.answer_pings = True
+        self.accept_bundles = True  # as the SDK does; read() hands out a Bundle's messages one by one
+        self.bundles = 0  # Bundles received
+        self._unread: collections.deque[pb.RefereeMessage] = collections.deque()
 
     async def open(self, hello: pb.Hello | None = None) -> None:
         """Open the stream and send the Hello."""
         self.call = self.ref.stub.Play()
         await self.send(
             hello=hello
-            or pb.Hello(token=self.token, bot_name=self.name, bot_version="test", protocol_version=1)
+            or pb.Hello(
+                token=self.token,
+                bot_name=self.name,
+                bot_version="test",
+                protocol_version=1,
+                accept_bundles=self.accept_bundles,
+            )
         )
 
     async def send(self, **kind: Any) -> None:
@@ -169,18 +179,27 @@ class Bot:
 
     async def read(self) -> pb.RefereeMessage | None:
         """The next message (None at the end of the stream); pings are answered on the way."""
-        try:
-            msg = await self.call.read()
-        except grpc.aio.AioRpcError as error:
-            self.error = error
-            return None
-        if msg is grpc.aio.EOF:
-            return None
+        if self._unread:
+            msg = self._unread.popleft()
+        else:
+            try:
+                msg = await self.call.read()
+            except grpc.aio.AioRpcError as error:
+                self.error = error
+                return None
+            if msg is grpc.aio.EOF:
+                return None
+            if msg.WhichOneof("kind") == "bundle":
+                assert self.accept_bundles, "a Bundle for a bot that did not accept them"
+                assert len(msg.bundle.messages) > 1, "a Bundle of one message"
+                self.bundles += 1
+                self._unread.extend(msg.bundle.messages)
+                msg = self._unread.popleft()
         self.track(msg)
         if msg.WhichOneof("kind") == "ping" and self.answer_pings:
             with contextlib.suppress(grpc.aio.AioRpcError):  # the stream is ending; read says how
                 await self.send(pong=pb.Pong(nonce=msg.ping.nonce))
-        return msg  # type: ignore[no-any-return]
+        return msg
 
     async def until(
         self, predicate: Callable[[pb.RefereeMessage], bool], timeout_s: float = 10.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from structlog.testing import capture_logs
 
@@ -122,3 +123,27 @@ def test_the_tournament_preset_plays_its_fixed_rounds() -> None:
             assert bots[0].result is not None
 
     run(scenario())
+
+
+def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() -> None:
+    async def scenario() -> tuple[list[Bot], list[dict[str, Any]]]:
+        async with referee() as ref:
+            response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed="bundles")
+            bots = [
+                Bot(ref, token, random_policy(f"b/{seat}")) for seat, token in enumerate(response.seat_tokens)
+            ]
+            for seat, bot in enumerate(bots):
+                bot.accept_bundles = seat % 2 == 0
+                await bot.open()
+            await asyncio.gather(*(bot.play() for bot in bots))
+            return bots, ref.table(response.match_id).records
+
+    bots, records = run(scenario())
+    assert all(bot.result is not None and bot.result == bots[0].result for bot in bots)
+    # Bot.read asserts that a bot that did not accept Bundles never gets one.
+    assert [bot.bundles > 0 for bot in bots] == [True, False, True, False]
+    # Unbundled, each seat sees every event it may see, in order, exactly once.
+    for seat, bot in enumerate(bots):
+        seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
+        expected = [r["event"] for r in records if r["kind"] == "event" and r["private_to"] in (None, seat)]
+        assert seen == expected, seat

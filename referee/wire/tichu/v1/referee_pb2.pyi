@@ -58,16 +58,18 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ..., out_of_turn: _Optional[_Union[OutOfTurn, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "accept_bundles")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_BUNDLES_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
     protocol_version: int
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+    accept_bundles: bool
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accept_bundles: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action", "state_version")
@@ -166,7 +168,7 @@ class DragonGift(_message.Message):
     def __init__(self, to: _Optional[int] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "snapshot", "event", "request", "cancelled", "rejection", "seat_status", "ping", "pong", "result")
+    __slots__ = ("welcome", "snapshot", "event", "request", "cancelled", "rejection", "seat_status", "ping", "pong", "result", "bundle")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -177,6 +179,7 @@ class RefereeMessage(_message.Message):
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     snapshot: Snapshot
     event: GameEvent
@@ -187,7 +190,14 @@ class RefereeMessage(_message.Message):
     ping: Ping
     pong: Pong
     result: MatchResult
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., cancelled: _Optional[_Union[RequestCancelled, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., seat_status: _Optional[_Union[SeatStatus, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ...) -> None: ...
+    bundle: Bundle
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., cancelled: _Optional[_Union[RequestCancelled, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., seat_status: _Optional[_Union[SeatStatus, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., bundle: _Optional[_Union[Bundle, _Mapping]] = ...) -> None: ...
+
+class Bundle(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RefereeMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("match_id", "seat", "team", "rules", "clock", "seats", "protocol_version")
