@@ -4,8 +4,8 @@ The rules engine re-runs the replay here, in Python, and the page embeds what ea
 (every seat's hand, the trick, calls, the wish, scores) as compact JSON; the page's script only
 draws it, so no rule is implemented twice. A step is one event record of the replay and shows
 the game as it stands after the move that produced that event (the state version the record
-names). A round's closing events come from the same move that deals the next round, so at those
-steps the hands shown are already the new deal's.
+names); the events that close a round, which the engine makes in the same move as the next
+deal, show the table as that round ended.
 """
 
 from __future__ import annotations
@@ -288,9 +288,9 @@ def build_data(replay: Replay) -> dict[str, Any]:
 
 
 def _embed(data: dict[str, Any]) -> str:
-    """JSON that is safe inside a <script> element: no `</` can close it early."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON that is safe inside a <script> element: no `</script>` or `<!--` can end it early."""
+    # `<` occurs only inside JSON strings, where \u003c is the same character.
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=True).replace("<", "\\u003c")
 
 
 def _escape(text: str) -> str:

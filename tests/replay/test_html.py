@@ -131,6 +131,16 @@ def test_the_page_is_one_small_self_contained_file(page: Page) -> None:
     assert len(html) < 1_000_000
 
 
+def test_names_cannot_break_out_of_the_page(played: Played) -> None:
+    replay = read_replay(played.path)
+    name = "</script><!-- <b>&amp;"
+    assert replay.start is not None
+    replay.start["seats"][0]["bot_name"] = name
+    html = render_html(replay)
+    embedded = html.split(f'id="{DATA_ID}">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(embedded)["match"]["names"][0].startswith(name)
+
+
 def test_the_cli_writes_the_page(played: Played, tmp_path: Path) -> None:
     out = tmp_path / "deep" / "page.html"
     done = subprocess.run(
