@@ -536,7 +536,7 @@ VIEWER_JS = r"""
       `seat ${st[S.dealer]}</div>${wish}${win}` +
       `<div data-trick>${plays || '<span class="note">no cards on the table</span>'}</div>` +
       `<div class="phase">A ${st[S.scores][0]} \u00B7 B ${st[S.scores][1]}</div>` +
-      `<div class="phase">${esc(steps[step][T.text])}</div>`;
+      `<div class="phase">${esc(eventText(steps[step]))}</div>`;
   }
 
   function hidden(step) {

@@ -277,12 +277,17 @@ def test_a_seat_view_shows_only_that_seats_cards(page: Page, clean: Browser) -> 
         assert clean.evaluate(f"window.tichuViewer.hands({seat})") is None
         count = clean.evaluate(f"document.querySelector('[data-hand=\"{seat}\"] [data-count]').dataset.count")
         assert int(count) == len(expected[seat])
+    # No card that another seat holds is drawn anywhere on the page.
+    drawn = set(clean.evaluate("[...document.querySelectorAll('[data-card]')].map((e) => e.dataset.card)"))
+    assert drawn and not drawn & {card for seat in (0, 2, 3) for card in expected[seat]}
     # Just after the deal, the other seats' dealt cards are not in the event log either.
     clean.press("Home")
     clean.press("ArrowRight", 4)
     log = clean.evaluate("document.getElementById('events').textContent")
     assert "seat 1 is dealt" in log
     assert not re.search(r"seat [023] is dealt", log) and log.count("(private to seat") == 3
+    # The current event is seat 3's deal: the table's caption does not tell it either.
+    assert clean.evaluate("document.getElementById('table').textContent").count("(private to seat 3)") == 1
     # Nor another seat's exchange, given as a decision whose answer only that seat knows.
     given = next(
         i
