@@ -215,8 +215,8 @@ def test_arrow_keys_step_through_events_and_rounds(page: Page, clean: Browser) -
     assert viewer(clean, "step") == starts[1]
     clean.press("ArrowUp")
     assert viewer(clean, "step") == starts[0]
-    clean.press("PageDown", 2)
-    assert viewer(clean, "step") == starts[2]
+    clean.press("PageDown", 2)  # past the last round's start, Down goes to the last event
+    assert viewer(clean, "step") == (starts[2] if len(starts) > 2 else len(page.events) - 1)
     clean.press("PageUp")
     assert viewer(clean, "step") == starts[1]
 
