@@ -370,7 +370,7 @@ main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap:
 aside { display: flex; flex-direction: column; gap: 8px; min-width: 0; }
 aside section, section.panel > div { background: #fff; border: 1px solid var(--line); border-radius: 8px;
   padding: 6px 8px; }
-#events, #tricks { margin: 0; padding-left: 2.4em; max-height: 250px; overflow-y: auto; font-size: 13px; }
+#events, #tricks { margin: 0; padding-left: 3.4em; max-height: 250px; overflow-y: auto; font-size: 13px; }
 #events li.current { background: var(--hi); font-weight: 600; }
 #events li.hidden { color: var(--muted); font-style: italic; }
 #tricks li { margin-bottom: 2px; }
