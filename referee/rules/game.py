@@ -84,6 +84,13 @@ Entry = tuple[int, Combo] | tuple[int, Combo, int, int]
 WINDOW_CLOSED = WindowClosed()
 PASSED = tuple(Passed(seat) for seat in range(6))
 _DRAGON_KEY = 30
+# The phases as globals: an enum member read through its class costs several times as much.
+_GRAND_TICHU = Phase.GRAND_TICHU
+_TICHU_STEP = Phase.TICHU_STEP
+_EXCHANGE = Phase.EXCHANGE
+_PLAY = Phase.PLAY
+_ROUND_END = Phase.ROUND_END
+_GAME_OVER = Phase.GAME_OVER
 # Where the rule code puts its events: None when the caller discards them (playout), so that
 # the simulation builds none.
 Events = list[Event] | None
@@ -181,7 +188,7 @@ def _deal(st: State, events: Events) -> None:
         if events is not None:
             events.append(CardsDealt(seat, st.hands[seat], stage))
     if st.config.grand_tichu_enabled:
-        st.phase = Phase.GRAND_TICHU
+        st.phase = _GRAND_TICHU
     else:
         st.gt = (0,) * n
         _after_full_deal(st, events)
@@ -209,9 +216,9 @@ def _after_full_deal(st: State, events: Events) -> None:
     """Every seat holds its full hand: the pre-exchange Tichu step or the exchange (R-CALL-6)."""
     if st.config.tichu_call_exchange_mode == "pre_step" and 0 in st.calls:
         st.tichu_step = tuple(2 if call else -1 for call in st.calls)
-        st.phase = Phase.TICHU_STEP
+        st.phase = _TICHU_STEP
     else:
-        st.phase = Phase.EXCHANGE
+        st.phase = _EXCHANGE
 
 
 def _sequential_gt_seat(st: State) -> int:
@@ -230,7 +237,7 @@ def to_act(state: State) -> tuple[int, ...]:
     """The seats that owe a decision now (the referee sends each a request)."""
     phase = state.phase
     n = state.players
-    if phase is Phase.PLAY:
+    if phase is _PLAY:
         if state.gift >= 0:
             return (state.gift,)
         if state.window:
@@ -241,16 +248,16 @@ def to_act(state: State) -> tuple[int, ...]:
                 answered |= 1 << seat
             return tuple(s for s in state.window if not answered >> s & 1)
         return (state.turn,) if state.turn >= 0 else ()
-    if phase is Phase.GRAND_TICHU:
+    if phase is _GRAND_TICHU:
         if state.config.gt_decision_mode == "sequential":
             seat = _sequential_gt_seat(state)
             return (seat,) if seat >= 0 else ()
         return tuple(s for s in range(n) if state.gt[s] < 0)
-    if phase is Phase.TICHU_STEP:
+    if phase is _TICHU_STEP:
         return tuple(s for s in range(n) if state.tichu_step[s] < 0)
-    if phase is Phase.EXCHANGE:
+    if phase is _EXCHANGE:
         return tuple(s for s in range(n) if state.exchange[s] is None)
-    if phase is Phase.ROUND_END:
+    if phase is _ROUND_END:
         return (state.gift,)
     return ()
 
@@ -263,15 +270,15 @@ def can_call_tichu(state: State, seat: int) -> bool:
 def _call_problem(st: State, seat: int) -> tuple[str, str] | None:
     phase = st.phase
     mode = st.config.tichu_call_exchange_mode
-    if phase is Phase.GRAND_TICHU:
+    if phase is _GRAND_TICHU:
         return ("R-CALL-1", "a Tichu can be called only once you hold your full hand")
-    if phase is Phase.TICHU_STEP:
+    if phase is _TICHU_STEP:
         if st.tichu_step[seat] != -1:
             return ("R-CALL-6", "you have already answered the pre-exchange Tichu question")
-    elif phase is Phase.EXCHANGE:
+    elif phase is _EXCHANGE:
         if mode != "open":
             return ("R-CALL-6", "no calls are accepted while exchange cards are being selected")
-    elif phase is not Phase.PLAY:
+    elif phase is not _PLAY:
         return ("R-CALL-1", "the round is over; no call is accepted")
     if st.calls[seat]:
         if st.calls[seat] == 2:
@@ -518,7 +525,7 @@ def legal_actions(state: State, seat: int) -> Sequence[Action]:
     play without the flag are listed (R-CALL-7).
     """
     decisions = legal_decisions(state, seat)
-    if state.phase not in (Phase.PLAY, Phase.EXCHANGE) or _call_problem(state, seat) is not None:
+    if state.phase not in (_PLAY, _EXCHANGE) or _call_problem(state, seat) is not None:
         return decisions
     if isinstance(decisions, ExchangeChoices):
         return ExchangeChoices(state.hands[seat], exchange_recipients(state, seat), (CALL_TICHU,))
@@ -550,7 +557,7 @@ def legal_decisions(state: State, seat: int) -> Sequence[Action]:
 
 def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
     phase = st.phase
-    if phase is Phase.PLAY:
+    if phase is _PLAY:
         if st.gift >= 0:
             return tuple(GiftDragon(s) for s in _gift_recipients(st, seat)) if seat == st.gift else ()
         if st.window:
@@ -562,19 +569,19 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
         if seat != st.turn:
             return ()
         return _turn_actions(st, seat)
-    if phase is Phase.GRAND_TICHU:
+    if phase is _GRAND_TICHU:
         if st.gt[seat] >= 0:
             return ()
         if st.config.gt_decision_mode == "sequential" and seat != _sequential_gt_seat(st):
             return ()
         return (GRAND_TICHU, NO_GRAND_TICHU)
-    if phase is Phase.TICHU_STEP:
+    if phase is _TICHU_STEP:
         return (CALL_TICHU, DECLINE_TICHU) if st.tichu_step[seat] == -1 else ()
-    if phase is Phase.EXCHANGE:
+    if phase is _EXCHANGE:
         if st.exchange[seat] is not None:
             return ()
         return ExchangeChoices(st.hands[seat], exchange_recipients(st, seat), ())
-    if phase is Phase.ROUND_END and seat == st.gift:
+    if phase is _ROUND_END and seat == st.gift:
         return tuple(GiftDragon(s) for s in _gift_recipients(st, seat))
     return ()
 
@@ -763,7 +770,7 @@ def _dispatch(state: State, seat: int, action: Action, owned: bool, events: Even
     if type(seat) is not int or not 0 <= seat < n:
         raise InvalidActionError(f"seat must be 0..{n - 1}, not {seat!r}")
     phase = state.phase
-    if phase is Phase.GAME_OVER:
+    if phase is _GAME_OVER:
         raise IllegalActionError("the game is over", "R-GAME-1")
     kind = type(action)
     if kind is Decline:
@@ -775,7 +782,7 @@ def _dispatch(state: State, seat: int, action: Action, owned: bool, events: Even
     if kind is CallTichu:
         return _apply_call(state, seat, owned, events)
     if kind is DeclineTichu:
-        if phase is not Phase.TICHU_STEP:
+        if phase is not _TICHU_STEP:
             raise IllegalActionError(
                 "no Tichu question is open: 'no_tichu' answers the pre-exchange step", "R-CALL-6"
             )
@@ -799,7 +806,7 @@ def _set(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
 
 
 def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events: Events) -> State:
-    if state.phase is not Phase.GRAND_TICHU:
+    if state.phase is not _GRAND_TICHU:
         raise IllegalActionError(
             "the Grand Tichu window is closed: it closes before the 9th card (7th in §16)", "R-GT-1"
         )
@@ -844,7 +851,7 @@ def _maybe_finish_tichu_step(st: State, events: Events) -> None:
             st.calls = _set(st.calls, s, 1)
         if events is not None and d in (0, 1):
             events.append(Called(s, "tichu") if d == 1 else CallDeclined(s, "tichu"))
-    st.phase = Phase.EXCHANGE
+    st.phase = _EXCHANGE
 
 
 def _apply_call(state: State, seat: int, owned: bool, events: Events) -> State:
@@ -852,7 +859,7 @@ def _apply_call(state: State, seat: int, owned: bool, events: Events) -> State:
     if problem is not None:
         raise IllegalActionError(problem[1], problem[0])
     st = _own(state, owned)
-    if st.phase is Phase.TICHU_STEP:
+    if st.phase is _TICHU_STEP:
         st.tichu_step = _set(st.tichu_step, seat, 1)
         _maybe_finish_tichu_step(st, events)
     else:
@@ -863,7 +870,7 @@ def _apply_call(state: State, seat: int, owned: bool, events: Events) -> State:
 
 
 def _apply_exchange(state: State, seat: int, action: Exchange, owned: bool, events: Events) -> State:
-    if state.phase is not Phase.EXCHANGE:
+    if state.phase is not _EXCHANGE:
         raise IllegalActionError("the exchange is not open now", "R-EXCH-2")
     if state.exchange[seat] is not None:
         raise IllegalActionError("your exchange is already submitted and final", "R-EXCH-5")
@@ -916,12 +923,12 @@ def _deliver_exchange(st: State, events: Events) -> None:
             events.append(CardsReceived(s, st.received[s]))
     if events is not None:
         events.append(ExchangeCompleted())
-    st.phase = Phase.PLAY
+    st.phase = _PLAY
     st.turn = next(s for s in range(n) if st.hands[s] & MJ)
 
 
 def _apply_gift(state: State, seat: int, to: int, owned: bool, events: Events) -> State:
-    if state.gift < 0 or state.phase not in (Phase.PLAY, Phase.ROUND_END):
+    if state.gift < 0 or state.phase not in (_PLAY, _ROUND_END):
         raise IllegalActionError("no Dragon trick is waiting to be given", "R-DRG-2")
     if seat != state.gift:
         raise IllegalActionError(f"seat {state.gift} gives the Dragon trick, not you", "R-DRG-2")
@@ -949,14 +956,14 @@ def _give_dragon(st: State, seat: int, to: int, events: Events) -> None:
         events.append(DragonGiven(seat, to, cards, mask_points(cards)))
     st.gift = NO_SEAT
     _reset_trick(st)
-    if st.phase is Phase.ROUND_END:
+    if st.phase is _ROUND_END:
         _score_round(st, "normal", events)
         return
     st.turn = seat if st.hands[seat] else next_active(st, seat)  # R-DRG-3
 
 
 def _apply_pass(state: State, seat: int, owned: bool, events: Events) -> State:
-    if state.phase is not Phase.PLAY:
+    if state.phase is not _PLAY:
         raise IllegalActionError(f"nothing to pass on in the {state.phase.value} phase", "R-TRICK-3")
     if state.gift >= 0:
         raise IllegalActionError("the Dragon trick must be given first", "R-DRG-2")
@@ -981,7 +988,7 @@ def _apply_pass(state: State, seat: int, owned: bool, events: Events) -> State:
 
 def _perform_pass(st: State, seat: int, events: Events) -> None:
     st.passed |= 1 << seat
-    st.turn = next_active(st, seat)
+    st.turn = _NEXT[st.config.players][seat][st.active]
     if events is not None:
         events.append(PASSED[seat])
     _after_action(st, seat, events)
@@ -1038,6 +1045,18 @@ def _resolve_window(st: State, events: Events) -> None:
     _continue_trick(st, events)
 
 
+def _close_unanswerable_window(st: State, events: Events) -> None:
+    """A window that no seat in it can answer with a bomb: 'decline' is every seat's only
+    answer, so it closes as if all had declined (R-BOMB-9), with no answers recorded."""
+    st.window = ()
+    st.window_declined = 0
+    st.window_bombs = ()
+    if events is not None:
+        events.append(WINDOW_CLOSED)
+    if st.top is not None and _trick_complete(st):
+        _close_trick(st, events)
+
+
 def _continue_trick(st: State, events: Events) -> None:
     """The next regular action: the next turn, or collecting the trick (R-TRICK-5..8)."""
     if st.top is not None and _trick_complete(st):
@@ -1048,7 +1067,7 @@ def _close_trick(st: State, events: Events) -> None:
     winner = st.top_seat
     top = st.top
     assert top is not None
-    if top.kind == SINGLE and top.key == _DRAGON_KEY:
+    if top.key == _DRAGON_KEY and top.kind == SINGLE:
         recipients = _gift_recipients(st, winner)
         if len(recipients) == 1:
             _give_dragon(st, winner, recipients[0], events)
@@ -1075,7 +1094,7 @@ def _validate_play(st: State, seat: int, play: Play) -> tuple[Combo, bool]:
     cards = play.cards_mask
     if not isinstance(cards, int) or cards <= 0:
         raise InvalidActionError("a play names at least one card; to pass, send 'pass'", "R-COMB-1")
-    if st.phase is not Phase.PLAY:
+    if st.phase is not _PLAY:
         raise IllegalActionError(f"no cards can be played in the {st.phase.value} phase", "R-FLOW-1")
     hand = st.hands[seat]
     if not hand:
@@ -1118,7 +1137,7 @@ def _validate_play(st: State, seat: int, play: Play) -> tuple[Combo, bool]:
                 "R-BOMB-9",
             )
         raise IllegalActionError(f"it is seat {st.turn}'s turn, not yours", "R-TRICK-3")
-    if combo.kind is ComboKind.DOG:
+    if combo.kind is DOG_KIND:
         if top is not None:
             raise IllegalActionError("the Dog can only be led", "R-DOG-1")
     elif play.partner >= 0:
@@ -1138,13 +1157,13 @@ def _validate_play(st: State, seat: int, play: Play) -> tuple[Combo, bool]:
             raise InvalidActionError("the wished rank must be 2..A", "R-WISH-1")
     elif cards & MJ and st.config.wish_mandatory:
         raise IllegalActionError("a play with the Mah Jong must name a wish (wish_mandatory)", "R-WISH-1")
-    if combo.kind is ComboKind.DOG and st.players == 6:
+    if combo.kind is DOG_KIND and st.players == 6:
         options = _dog_partner_options(st, seat)
         if play.partner not in options:
             if play.partner < 0:
                 raise IllegalActionError("name which active partner leads after your Dog", "R-V6-5")
             raise IllegalActionError(f"the Dog's lead goes to an active partner: one of {options}", "R-V6-5")
-    elif combo.kind is ComboKind.DOG and play.partner >= 0:
+    elif combo.kind is DOG_KIND and play.partner >= 0:
         raise InvalidActionError("in the 4-player game the Dog names no partner (R-DOG-2 decides)", "R-DOG-2")
     _check_wish(st, seat, cards, combo, in_window)
     return combo, in_window
@@ -1191,7 +1210,7 @@ def _check_wish(st: State, seat: int, cards: int, combo: Combo, in_window: bool)
     if st.top is None:
         if combo.is_bomb and st.config.wish_bomb_exemption_on_lead:
             return
-        what = "the Dog" if combo.kind is ComboKind.DOG else format_cards(cards)
+        what = "the Dog" if combo.kind is DOG_KIND else format_cards(cards)
         raise IllegalActionError(
             f"you hold a {rank_name(wish)} and must lead a combination containing it, not {what}", "R-WISH-4"
         )
@@ -1233,9 +1252,11 @@ def _do_play(
     st: State, seat: int, cards: int, combo: Combo, wish: int, partner: int, out_of_turn: bool, events: Events
 ) -> None:
     """Put a validated play on the table (or lead the Dog) and move the game on."""
-    st.hands = _set(st.hands, seat, st.hands[seat] & ~cards)
+    hands = st.hands
+    left = hands[seat] & ~cards
+    st.hands = hands[:seat] + (left,) + hands[seat + 1 :]
     st.played |= 1 << seat
-    if combo.kind is ComboKind.DOG:
+    if combo.kind is DOG_KIND:
         _play_dog(st, seat, partner, events)
         return
     if not cards & MJ:
@@ -1261,8 +1282,8 @@ def _do_play(
         if events is not None:
             events.append(WishFulfilled(seat, st.wish))
         st.wish = 0
-    st.turn = next_active(st, seat)
-    if not st.hands[seat] and _went_out(st, seat, events):
+    st.turn = _NEXT[st.config.players][seat][st.active]
+    if not left and _went_out(st, seat, events):
         return
     _after_action(st, seat, events)
 
@@ -1344,12 +1365,12 @@ def _end_round(st: State, reason: str, events: Events) -> None:
         if top.kind == SINGLE and top.key == _DRAGON_KEY and st.config.dragon_gift_on_final_trick:
             recipients = _gift_recipients(st, last)
             if len(recipients) > 1:
-                st.phase = Phase.ROUND_END
+                st.phase = _ROUND_END
                 st.gift = last
                 if events is not None:
                     events.append(DragonGiftPending(last))
                 return
-            st.phase = Phase.ROUND_END
+            st.phase = _ROUND_END
             _give_dragon(st, last, recipients[0], events)
             return
         st.piles = _set(st.piles, last, st.piles[last] | st.table)
@@ -1411,7 +1432,7 @@ def _score_round(st: State, reason: str, events: Events) -> None:
         events.append(RoundScored(st.round, tuple(card), tuple(calls), tuple(bonus), round_points, st.scores))
     st.gift = NO_SEAT
     if _game_over(st):
-        st.phase = Phase.GAME_OVER
+        st.phase = _GAME_OVER
         a, b = st.scores
         st.winner = None if a == b else (0 if a > b else 1)
         if events is not None:
@@ -1451,89 +1472,97 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
     target = st.round + rounds
     decisions = 0
     random_ = rng.random
-    play_phase = Phase.PLAY
     bombs_known_for: tuple[int, ...] = ()
     holders = 0  # seat bits of the hands of bombs_known_for that hold a bomb
-    bomb_held: dict[int, bool] = {}
+    known_round = -1  # the round of bombs_known_for
     while True:
         phase = st.phase
-        if phase is play_phase and st.gift < 0:
-            if not st.window:
-                seat = st.turn
-                decisions += 1
-                top = st.top
-                hand = st.hands[seat]
-                wish = st.wish
-                if top is not None and top.kind is SINGLE and not (wish and hand & RANK_MASKS[wish]):
-                    # The most common decision: a pass, the singles that beat the top, and any
-                    # bombs, in _turn_options order; only the single drawn is made.
-                    key = top.key
-                    singles = count_single_follows(hand, key)
-                    beating = bombs(hand, top) if has_bomb(hand) else _NO_BOMBS
-                    count = 1 + singles + len(beating)
-                    pick = int(random_() * count) if count > 1 else 0
-                    if not pick:
-                        _perform_pass(st, seat, events)
-                    else:
-                        cards, combo = (
-                            nth_single_follow(hand, key, pick - 1)
-                            if pick <= singles
-                            else beating[pick - 1 - singles]
-                        )
-                        _do_play(st, seat, cards, combo, 0, -1, False, events)
-                else:
-                    prefix, entries = _turn_options(st, seat)
-                    count = len(prefix) + len(entries)
-                    pick = int(random_() * count) if count > 1 else 0
-                    if pick < len(prefix):
-                        _perform_pass(st, seat, events)
-                    else:
-                        entry = entries[pick - len(prefix)]
-                        if len(entry) == 2:
-                            _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
-                        else:
-                            _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
+        if phase is _PLAY and st.gift < 0:
+            hands = st.hands
+            if hands is not bombs_known_for:
+                if known_round != st.round:
+                    known_round = st.round
+                    holders = 0
+                    for seat, hand in enumerate(hands):
+                        if has_bomb(hand):
+                            holders |= 1 << seat
+                elif holders:
+                    # Hands only lose cards during the play: only a holder can stop holding.
+                    bits = holders
+                    while bits:
+                        low = bits & -bits
+                        bits ^= low
+                        if not has_bomb(hands[low.bit_length() - 1]):
+                            holders ^= low
+                bombs_known_for = hands
             window = st.window
-            if not window or st.phase is not play_phase:
+            if window:
+                decisions += len(window)
+                if not holders & st.active:
+                    _close_unanswerable_window(st, events)
+                    continue
+                declined = 0
+                bombs_found: list[tuple[int, Play]] = []
+                for seat in window:
+                    if holders >> seat & 1:
+                        options = _window_bombs(st, seat)
+                        pick = int(random_() * (len(options) + 1))
+                        if pick:
+                            cards, combo = options[pick - 1]
+                            bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
+                            continue
+                    declined |= 1 << seat
+                st.window_declined = declined
+                if bombs_found:
+                    st.window_bombs = tuple(bombs_found)
+                _resolve_window(st, events)
                 continue
-            decisions += len(window)
-            if st.hands is not bombs_known_for:
-                bombs_known_for = st.hands
-                holders = 0
-                for seat, hand in enumerate(bombs_known_for):
-                    held = bomb_held.get(hand)
-                    if held is None:
-                        held = bomb_held[hand] = has_bomb(hand)
-                    if held:
-                        holders |= 1 << seat
-            if not holders & st.active:
-                # 'decline' is every seat's only legal answer: the window closes (R-BOMB-9)
-                st.window = ()
-                if _trick_complete(st):
-                    _close_trick(st, events)
-                continue
-            declined = 0
-            bombs_found: list[tuple[int, Play]] = []
-            for seat in window:
-                if holders >> seat & 1:
-                    options = _window_bombs(st, seat)
-                    pick = int(random_() * (len(options) + 1))
-                    if pick:
-                        cards, combo = options[pick - 1]
-                        bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
-                        continue
-                declined |= 1 << seat
-            st.window_declined = declined
-            if bombs_found:
-                st.window_bombs = tuple(bombs_found)
-            _resolve_window(st, events)
+            seat = st.turn
+            decisions += 1
+            top = st.top
+            hand = hands[seat]
+            wish = st.wish
+            if top is not None and top.kind is SINGLE and not (wish and hand & RANK_MASKS[wish]):
+                # The most common decision: a pass, the singles that beat the top, and any
+                # bombs, in _turn_options order; only the single drawn is made.
+                key = top.key
+                singles = count_single_follows(hand, key)
+                beating = bombs(hand, top) if holders >> seat & 1 else _NO_BOMBS
+                count = 1 + singles + len(beating)
+                pick = int(random_() * count) if count > 1 else 0
+                if not pick:
+                    _perform_pass(st, seat, events)
+                else:
+                    if pick <= singles:
+                        cards, combo = nth_single_follow(hand, key, pick - 1)
+                    else:
+                        cards, combo = beating[pick - 1 - singles]
+                    _do_play(st, seat, cards, combo, 0, -1, False, events)
+            else:
+                prefix, entries = _turn_options(st, seat)
+                count = len(prefix) + len(entries)
+                pick = int(random_() * count) if count > 1 else 0
+                if pick < len(prefix):
+                    _perform_pass(st, seat, events)
+                else:
+                    entry = entries[pick - len(prefix)]
+                    if len(entry) == 2:
+                        _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
+                    else:
+                        _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
+            window = st.window
+            # The window this opened, at once when no seat in it can bomb (holders is at worst
+            # a superset here: the actor's hand may just have lost its bomb).
+            if window and not holders & st.active:
+                decisions += len(window)
+                _close_unanswerable_window(st, events)
             continue
-        if st.round >= target or phase is Phase.GAME_OVER:
+        if st.round >= target or phase is _GAME_OVER:
             break
         seats = to_act(st)
         seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
         decisions += 1
-        if phase is Phase.EXCHANGE:
+        if phase is _EXCHANGE:
             # The exchange listing has thousands of entries: decode the one drawn, as listed.
             recipients = exchange_recipients(st, seat)
             hand_cards: list[int] = []
@@ -1567,7 +1596,7 @@ def play_order_key(play: Play) -> tuple[int, int, int, int, tuple[int, ...], int
     if combo is None:
         readings = classify(play.cards_mask)
         combo = readings[0] if readings else Combo(ComboKind.SINGLE, 1, 0)
-    is_dog = combo.kind is ComboKind.DOG
+    is_dog = combo.kind is DOG_KIND
     return (
         int(combo.is_bomb),
         int(is_dog),
@@ -1612,17 +1641,17 @@ def default_action(state: State, seat: int) -> Action:
         raise IllegalActionError(f"seat {seat} owes no decision now", "R-DEF-1")
     phase = state.phase
     n = state.players
-    if phase is Phase.GRAND_TICHU:
+    if phase is _GRAND_TICHU:
         return NO_GRAND_TICHU
-    if phase is Phase.TICHU_STEP:
+    if phase is _TICHU_STEP:
         return DECLINE_TICHU
-    if phase is Phase.EXCHANGE:
+    if phase is _EXCHANGE:
         lowest = cards_of(state.hands[seat])
         order = [(seat + i) % n for i in range(1, n)] if n == 4 else [(seat + 2) % n, (seat + 4) % n]
         return make_exchange([(to, int(card)) for to, card in zip(order, lowest, strict=False)])
     if state.gift >= 0 and seat == state.gift:
         return GiftDragon(_gift_recipients(state, seat)[0])
-    if phase is Phase.PLAY and state.window and seat in to_act(state):
+    if phase is _PLAY and state.window and seat in to_act(state):
         return DECLINE
     legal = legal_decisions(state, seat)
     if PASS in legal:
@@ -1647,7 +1676,7 @@ def default_action(state: State, seat: int) -> Action:
 
 def outcome(state: State) -> int | None:
     """The winning team (0 = A, 1 = B) once the game is over; None while running or for a draw."""
-    return state.winner if state.phase is Phase.GAME_OVER else None
+    return state.winner if state.phase is _GAME_OVER else None
 
 
 __all__ = [
