@@ -18,7 +18,7 @@ from typing import Any
 
 from referee.replay.format import Record, Replay, ReplayFormatError
 from referee.replay.rerun import ReplayMismatchError, initial_state, rerun
-from referee.replay.rerun import _move as replay_move
+from referee.replay.rerun import apply_move as replay_move
 from referee.rules import State
 from referee.rules.cards import CARD_NAMES, mask_points, rank_name
 

@@ -70,7 +70,7 @@ def _action(record: Record, key: str, line: int) -> Action:
         raise ReplayMismatchError(line, f"unreadable action {record.get(key)!r}: {error}") from None
 
 
-def _move(state: State, record: Record, line: int) -> tuple[State, list[Event]]:
+def apply_move(state: State, record: Record, line: int) -> tuple[State, list[Event]]:
     """Apply one move record as the table did."""
     kind = record["kind"]
     try:
@@ -152,7 +152,7 @@ def rerun(
                         line,
                         f"a {kind} for state {record.get('version')}, but the game is at state {run.version}",
                     )
-                state, events = _move(run.state, record, line)
+                state, events = apply_move(run.state, record, line)
                 run.state = state
                 run.version += 1
                 run.moves += 1
@@ -200,4 +200,4 @@ def _check_result(run: Rerun, record: Record, line: int) -> None:
                     )
 
 
-__all__ = ["ReplayMismatchError", "Rerun", "initial_state", "rerun"]
+__all__ = ["ReplayMismatchError", "Rerun", "apply_move", "initial_state", "rerun"]
