@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import os
 import secrets
@@ -33,7 +32,7 @@ from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.progress import Progress
 from referee.tournament.report import compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
-from referee.tournament.stats import pairing_verdict
+from referee.tournament.stats import PairingVerdict, pairing_verdict
 from referee.tournament.store import GameResult, Store, StoreError
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -134,35 +133,6 @@ class _Worker:
             await self._watcher
 
 
-class _ReplayFiles:
-    """Writes each match's records to replay_dir/<match_id>.jsonl, for referees that do not yet."""
-
-    def __init__(self) -> None:
-        self._files: dict[str, Any] = {}
-
-    def open(self, match_id: str, path: Path) -> None:
-        """Start a match's replay file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._files[match_id] = path.open("w", encoding="utf-8")
-
-    def write(self, match_id: str, record: Record) -> None:
-        """Append one record."""
-        file = self._files.get(match_id)
-        if file is not None:
-            file.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
-
-    def close(self, match_id: str) -> None:
-        """Finish a match's file."""
-        file = self._files.pop(match_id, None)
-        if file is not None:
-            file.close()
-
-    def close_all(self) -> None:
-        """Close every open file."""
-        for match_id in list(self._files):
-            self.close(match_id)
-
-
 class Tournament:
     """Plays a tournament's pending games and keeps its store, SPRTs and progress current."""
 
@@ -184,13 +154,7 @@ class Tournament:
         self._done = 0
         self._hands = 0
         self._failed = 0
-        self._replays = _ReplayFiles()
         self._attempts: dict[str, int] = {}
-        parameters = inspect.signature(start_server).parameters
-        self._writes_replays = "replay_dir" in parameters
-        # Interrupted games are played again from their first deal, under a new match id: the
-        # referee must not continue their old matches from the replays by itself.
-        self._referee_resumes = "resume" in parameters
 
     @property
     def games_played(self) -> int:
@@ -245,14 +209,20 @@ class Tournament:
         level = os.environ.get(log.LEVEL_ENV, "error")
         log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)
-        options: dict[str, Any] = {"defaults": self.config.clock, "on_record": self._on_record}
-        if self._writes_replays:
-            options["replay_dir"] = self.config.replay_dir
-        if self._referee_resumes:
-            options["resume"] = False
         token = secrets.token_urlsafe(24)
         try:
-            running = await start_server(self.config.listen, token, insecure=True, **options)
+            # The referee writes each match's replay to replay_dir/<match_id>.jsonl. An
+            # interrupted game is played again from its first deal under a new match id, so the
+            # referee must not continue old matches from their replays by itself (resume=False).
+            running = await start_server(
+                self.config.listen,
+                token,
+                insecure=True,
+                defaults=self.config.clock,
+                on_record=self._on_record,
+                replay_dir=self.config.replay_dir,
+                resume=False,
+            )
         except OSError as error:
             raise TournamentError(f"cannot start the referee: {error}") from None
         print(f"Referee on {running.address}", file=self.out, flush=True)
@@ -268,7 +238,6 @@ class Tournament:
             progress.finish()
             await asyncio.gather(*(w.stop() for ws in workers.values() for w in ws))
             await running.stop()
-            self._replays.close_all()
         return 0 if self._failed == 0 else 1
 
     async def _tick(self, progress: Progress) -> None:
@@ -377,8 +346,6 @@ class Tournament:
                 f"\ngame {spec.game_id}: the referee refused it: {error.details()}", file=self.out, flush=True
             )
             return
-        if not self._writes_replays:
-            self._replays.open(match_id, replay_path)
         table = running.service.tables[match_id]
         for (seat, player, worker), seat_token in zip(assignment, created.seat_tokens, strict=True):
             rng_seed = f"tichu-tournament/{self.config.seed}/{spec.game_id}/{seat}"
@@ -391,7 +358,6 @@ class Tournament:
         for _, _, worker in assignment:
             if worker is not None:
                 worker.release(match_id)
-        self._replays.close(match_id)
         self._record_result(spec, table)
         _forget_match(running, match_id)
         progress.update(self._done, self._hands, self._leader())
@@ -454,8 +420,6 @@ class Tournament:
             print(f"\nSPRT {pairing.label}: {verdict.summary}; no new boards", file=self.out, flush=True)
 
     def _on_record(self, match_id: str, record: Record) -> None:
-        if not self._writes_replays:
-            self._replays.write(match_id, record)
         if record.get("kind") != "event":
             return
         event = record.get("event") or {}
@@ -483,7 +447,7 @@ class Tournament:
             self._team_nets[first].append(total_net)
             self._team_nets[second].append(-total_net)
 
-    def _verdict(self, pairing: int) -> Any:
+    def _verdict(self, pairing: int) -> PairingVerdict:
         s = self.config.sprt
         p = self.pairings[pairing]
         return pairing_verdict(

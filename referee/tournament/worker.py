@@ -34,7 +34,7 @@ async def _play_seat(
     try:
         result = await connect(bot, server, token, insecure=insecure, name=name or None, retries=3)
     except (ConnectError, OSError) as error:
-        print(f"failed {token[:8]} {error}", file=out, flush=True)
+        print(f"failed {name or bot_class.name}: {error}", file=out, flush=True)
         return
     print(f"done {result.match_id} {result.winner} {' '.join(map(str, result.scores))}", file=out, flush=True)
 
