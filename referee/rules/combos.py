@@ -468,6 +468,18 @@ def bombs(hand: int, top: Combo | None) -> list[Play]:
     return out
 
 
+def _rank_counts(hand: int) -> tuple[int, int, int]:
+    """Bit 4r-6 set for each rank r held at least once, at least twice, at least three times."""
+    # Within a rank's nibble (suit bits b0..b3): b0&b1 and b2&b3 land on bits 0 and 2 of `both`,
+    # b0|b1 and b2|b3 on bits 0 and 2 of `either`.
+    both = hand & hand >> 1
+    either = hand | hand >> 1
+    held = (either | either >> 2) & _NIBBLE_LOWS
+    pairs = (both | both >> 2 | either & either >> 2) & _NIBBLE_LOWS
+    triples = (both & either >> 2 | both >> 2 & either) & _NIBBLE_LOWS
+    return held, pairs, triples
+
+
 def has_bomb(hand: int) -> bool:
     """Whether the hand holds any bomb at all (a constant-time check for bomb windows)."""
     if hand & (hand >> 1) & (hand >> 2) & (hand >> 3) & _NIBBLE_LOWS:
@@ -486,8 +498,16 @@ def plays(hand: int, top: Combo | None) -> list[Play]:
         _singles(hand, nibs, None, out)
         _sets(nibs, phx, 2, 2, out)
         _sets(nibs, phx, 3, 2, out)
-        _stairs(nibs, phx, None, 0, out)
-        _full_houses(nibs, phx, 2, out)
+        # Many hands hold no stairs or no full house: ruled out from the ranks' counts, at once.
+        held, pairs, triples = _rank_counts(hand)
+        # Stairs need two adjacent ranks paired (one of them may be paired by the Phoenix).
+        if pairs & pairs >> 4 or (phx and (pairs & held >> 4 or held & pairs >> 4)):
+            _stairs(nibs, phx, None, 0, out)
+        # A full house needs a triple and a pair of another rank, either of them possibly
+        # completed by the Phoenix: a triple and another rank held, or two pairs.
+        two_pairs = pairs & (pairs - 1)
+        if (triples and two_pairs) or (phx and (two_pairs or (triples and held & (held - 1)))):
+            _full_houses(nibs, phx, 2, out)
         _straights(hand, nibs, phx, None, 0, out)
         _fours(hand, 2, out)
         _straight_flushes(hand, (0, 0), out)

@@ -152,8 +152,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
 def _deal(st: State, events: Events) -> None:
     """Shuffle and deal a round (R-DEAL-1/2, R-V6-2) into `st`, which is being built."""
     n = st.config.players
-    deck = list(range(56))
-    random.Random(f"tichu-deal/{st.seed}/{st.round}").shuffle(deck)
+    deck = _shuffled_deck(random.Random(f"tichu-deal/{st.seed}/{st.round}"))
     seen_first = 8 if n == 4 else 6
     hands = []
     unseen = []
@@ -192,6 +191,33 @@ def _deal(st: State, events: Events) -> None:
     else:
         st.gt = (0,) * n
         _after_full_deal(st, events)
+
+
+# Each step of random.shuffle over the 56 cards: (i, i + 1, (i + 1).bit_length()).
+_SHUFFLE_STEPS = tuple((i, i + 1, (i + 1).bit_length()) for i in reversed(range(1, 56)))
+
+
+# The cards of each byte of a card mask, per byte value: a hand's cards in a few table reads.
+_BYTE_CARDS = tuple(
+    tuple(tuple(8 * k + i for i in range(8) if v >> i & 1) for v in range(256)) for k in range(7)
+)
+
+
+def _shuffled_deck(rng: random.Random) -> list[int]:
+    """The 56 cards as random.shuffle orders them with `rng`, its per-card draw inlined.
+
+    random.shuffle draws each swap with Random._randbelow (getrandbits of n.bit_length() bits
+    until below n); inlined, a deal costs half as much. tests/rules/test_playout.py checks the
+    decks are random.shuffle's, so a Python whose shuffle draws otherwise is noticed.
+    """
+    deck = list(range(56))
+    getrandbits = rng.getrandbits
+    for i, n, k in _SHUFFLE_STEPS:
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def _mask(cards: list[int]) -> int:
@@ -252,11 +278,11 @@ def to_act(state: State) -> tuple[int, ...]:
         if state.config.gt_decision_mode == "sequential":
             seat = _sequential_gt_seat(state)
             return (seat,) if seat >= 0 else ()
-        return tuple(s for s in range(n) if state.gt[s] < 0)
+        return tuple([s for s in range(n) if state.gt[s] < 0])
     if phase is _TICHU_STEP:
-        return tuple(s for s in range(n) if state.tichu_step[s] < 0)
+        return tuple([s for s in range(n) if state.tichu_step[s] < 0])
     if phase is _EXCHANGE:
-        return tuple(s for s in range(n) if state.exchange[s] is None)
+        return tuple([s for s in range(n) if state.exchange[s] is None])
     if phase is _ROUND_END:
         return (state.gift,)
     return ()
@@ -509,11 +535,14 @@ class LegalPlays(Sequence[Action]):
         return f"LegalPlays({[str(a) for a in self]!r})"
 
 
+_OTHER_SEATS_4 = tuple(tuple(s for s in range(4) if s != seat) for seat in range(4))
+
+
 def exchange_recipients(state: State, seat: int) -> tuple[int, ...]:
     """Who a seat gives a card to, in seat order: each other seat (R-EXCH-1), partners in §16 (R-V6-4)."""
     n = state.players
     if n == 4:
-        return tuple(s for s in range(4) if s != seat)
+        return _OTHER_SEATS_4[seat]
     return tuple(sorted(partners(state, seat)))
 
 
@@ -822,7 +851,7 @@ def _apply_grand_tichu(state: State, seat: int, call: bool, owned: bool, events:
     st.gt = _set(st.gt, seat, int(call))
     if sequential:
         _reveal_gt(st, seat, events)
-    if all(d >= 0 for d in st.gt):
+    if min(st.gt) >= 0:
         if not sequential:
             for s in range(st.players):
                 _reveal_gt(st, s, events)
@@ -844,7 +873,7 @@ def _reveal_gt(st: State, seat: int, events: Events) -> None:
 
 
 def _maybe_finish_tichu_step(st: State, events: Events) -> None:
-    if any(d == -1 for d in st.tichu_step):
+    if -1 in st.tichu_step:
         return
     for s, d in enumerate(st.tichu_step):
         if d == 1:
@@ -898,7 +927,7 @@ def _submit_exchange(st: State, seat: int, gifts: tuple[tuple[int, int], ...], e
     st.exchange = st.exchange[:seat] + (gifts,) + st.exchange[seat + 1 :]
     if events is not None:
         events.append(ExchangeSubmitted(seat, gifts))
-    if all(g is not None for g in st.exchange):
+    if None not in st.exchange:
         _deliver_exchange(st, events)
 
 
@@ -1565,12 +1594,8 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
         if phase is _EXCHANGE:
             # The exchange listing has thousands of entries: decode the one drawn, as listed.
             recipients = exchange_recipients(st, seat)
-            hand_cards: list[int] = []
             hand = st.hands[seat]
-            while hand:
-                low = hand & -hand
-                hand_cards.append(low.bit_length() - 1)
-                hand ^= low
+            hand_cards = [card for k in range(7) for card in _BYTE_CARDS[k][hand >> 8 * k & 255]]
             count = 1
             for i in range(len(recipients)):
                 count *= len(hand_cards) - i

@@ -38,7 +38,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.combos import count_single_follows, has_bomb, nth_single_follow, plays
-from referee.rules.game import playout
+from referee.rules.game import _shuffled_deck, playout
 from tests.rules.test_properties import SEEDS, configs
 
 
@@ -151,3 +151,11 @@ def test_single_follows_decode_as_plays_lists_them(cards: list[int], key: int) -
     listed = [p for p in plays(hand, top) if not p[1].is_bomb]
     count = count_single_follows(hand, key)
     assert [nth_single_follow(hand, key, i) for i in range(count)] == listed
+
+
+def test_the_inlined_shuffle_deals_as_random_shuffle() -> None:
+    """The deal (R-DEAL-1) is random.shuffle's order for the round's seed, draw for draw."""
+    for seed in [*range(300), "bench/1/0", "tichu-deal/x/3"]:
+        expected = list(range(56))
+        random.Random(seed).shuffle(expected)
+        assert _shuffled_deck(random.Random(seed)) == expected
