@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import sys
 import time
 from collections import defaultdict
@@ -37,6 +38,7 @@ from referee.tournament.store import GameResult, Store, StoreError
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
+EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 MAX_RESTARTS = 5  # a bot that crashes again and again is not started a sixth time
 
 
@@ -229,16 +231,54 @@ class Tournament:
         workers = self._workers(running.address)
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)
         ticker = asyncio.create_task(self._tick(progress))
+        play = asyncio.create_task(self._connect_and_play(pending, token, running, workers, progress))
+        # SIGINT or SIGTERM: stop at once, but cleanly (workers ended, the referee stopped); the
+        # games that were running stay `running` in the store, and resume plays them again.
+        interrupted = asyncio.Event()
+
+        def interrupt() -> None:
+            interrupted.set()
+            play.cancel()
+
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGINT, signal.SIGTERM)
+        for number in signals:
+            with contextlib.suppress(NotImplementedError):  # signal handlers are POSIX-only
+                loop.add_signal_handler(number, interrupt)
         try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
-                await self._play_all(pending, stub, token, running, workers, progress)
+            await play
+        except asyncio.CancelledError:
+            if not interrupted.is_set():
+                raise
         finally:
+            for number in signals:
+                with contextlib.suppress(NotImplementedError):
+                    loop.remove_signal_handler(number)
             ticker.cancel()
             progress.finish()
             await asyncio.gather(*(w.stop() for ws in workers.values() for w in ws))
             await running.stop()
+        if interrupted.is_set():
+            print(
+                f"\nInterrupted: {self._done} games were finished and stored in this run; "
+                f"`tichu tournament resume {self.config.source}` plays the rest",
+                file=self.out,
+                flush=True,
+            )
+            return EXIT_INTERRUPTED
         return 0 if self._failed == 0 else 1
+
+    async def _connect_and_play(
+        self,
+        pending: Sequence[GameSpec],
+        token: str,
+        running: RunningServer,
+        workers: dict[str, list[_Worker]],
+        progress: Progress,
+    ) -> None:
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+            await self._play_all(pending, stub, token, running, workers, progress)
 
     async def _tick(self, progress: Progress) -> None:
         """Keep the clock and the rate moving between finished games (long games, slow bots)."""
@@ -277,35 +317,37 @@ class Tournament:
     ) -> None:
         slots = asyncio.Semaphore(self.config.concurrency)
         tasks: set[asyncio.Task[None]] = set()
-        skipped = 0
         next_worker: dict[str, int] = defaultdict(int)
-        for spec in pending:
-            await slots.acquire()
-            board = (spec.pairing, spec.board)
-            if (
-                spec.pairing in self._stopped
-                and board not in self._started_boards
-                and board not in self._boards
-            ):
-                slots.release()
-                skipped += 1
-                progress.update(self._done, self._hands, self._leader(), len(pending) - skipped)
-                continue
-            self._started_boards.add(board)
-            assignment = []
-            for seat, player in enumerate(spec.players):
-                pool = workers.get(player)
-                worker = None
-                if pool:
-                    worker = pool[next_worker[player] % len(pool)]
-                    next_worker[player] += 1
-                assignment.append((seat, player, worker))
-            task = asyncio.create_task(self._game(spec, stub, token, running, assignment, progress))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-            task.add_done_callback(lambda _: slots.release())
-        if tasks:
-            await asyncio.gather(*tasks)
+        skipped = 0
+        try:
+            for spec in pending:
+                await slots.acquire()
+                board = (spec.pairing, spec.board)
+                stopped = spec.pairing in self._stopped
+                if stopped and board not in self._started_boards and board not in self._boards:
+                    slots.release()
+                    skipped += 1
+                    progress.update(self._done, self._hands, self._leader(), len(pending) - skipped)
+                    continue
+                self._started_boards.add(board)
+                assignment = []
+                for seat, player in enumerate(spec.players):
+                    pool = workers.get(player)
+                    worker = None
+                    if pool:
+                        worker = pool[next_worker[player] % len(pool)]
+                        next_worker[player] += 1
+                    assignment.append((seat, player, worker))
+                task = asyncio.create_task(self._game(spec, stub, token, running, assignment, progress))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                task.add_done_callback(lambda _: slots.release())
+            if tasks:
+                await asyncio.gather(*tasks)
+        finally:
+            # Interrupted: the games under way end with this run (they stay `running` in the store).
+            for task in list(tasks):
+                task.cancel()
         if skipped:
             print(
                 f"\n{skipped} games not played: their pairings' SPRTs had decided", file=self.out, flush=True
