@@ -356,6 +356,14 @@ def _full_houses(nibs: list[int], phx: bool, min_triple: int, out: list[Play]) -
         )
 
 
+def _holds_natural_run(hand: int) -> bool:
+    """Whether five consecutive ranks are all held (the Mah Jong counting as the 1)."""
+    held = (hand | hand >> 1 | hand >> 2 | hand >> 3) & _NIBBLE_LOWS  # one bit per rank held
+    if held & held >> 4 & held >> 8 & held >> 12 & held >> 16:  # consecutive ranks are 4 bits apart
+        return True
+    return bool(hand & MJ and held >> 2 & held >> 6 & held >> 10 & held >> 14 & 1)
+
+
 def _straights(
     hand: int, nibs: list[int], phx: bool, length: int | None, min_top: int, out: list[Play]
 ) -> None:
@@ -365,6 +373,8 @@ def _straights(
     once, then each further rank extends the runs found so far. Runs without the Phoenix are
     kept apart from those where it stands for rank r (never for the 1).
     """
+    if not phx and not _holds_natural_run(hand):
+        return
     opts = [_NONE, (MJ,) if hand & MJ else _NONE] + [_CARDS_OF[r][nibs[r]] for r in _RANKS]
     phx_opt = (PHX,)
     for low in range(1, 11):

@@ -704,7 +704,7 @@ def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[En
             mixed = [p for p in found if not p[0] & MJ]
             for cards, combo in found:
                 if cards & MJ:
-                    mixed.extend((cards, combo, w, -1) for w in wishes)
+                    mixed.extend([(cards, combo, w, -1) for w in wishes])
             entries = mixed
         if hand & DOG and not obliged:
             if not mixed:
