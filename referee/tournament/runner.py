@@ -401,7 +401,9 @@ class Tournament:
             if worker is not None:
                 worker.release(match_id)
         self._record_result(spec, table)
-        _forget_match(running, match_id)
+        # A referee keeps every table it made (a few MB each) unless told to drop it; the
+        # result is stored and the replay is on disk, so a long tournament lets it go at once.
+        running.service.forget(match_id)
         progress.update(self._done, self._hands, self._leader())
 
     async def _await_end(self, table: Table) -> None:
@@ -518,24 +520,6 @@ class Tournament:
     def close(self) -> None:
         """Close the database."""
         self.store.close()
-
-
-def _forget_match(running: RunningServer, match_id: str) -> None:
-    """Let the referee drop a finished match: its result is stored, and a referee keeps every
-    table it made (2-3 MB each, with its records and logs), which a long tournament cannot afford.
-
-    RefereeService has no call for this yet, so this reaches into its two registries; the
-    service should gain a `forget(match_id)` that does the same.
-    """
-    service = running.service
-    table = service.tables.pop(match_id, None)
-    seats: dict[str, tuple[Table, int]] | None = getattr(service, "_seats", None)
-    if table is not None and seats is not None:
-        for token in [t for t, (held, _) in seats.items() if held is table]:
-            del seats[token]
-    paths: dict[str, Path] | None = getattr(service, "replay_paths", None)
-    if paths is not None:
-        paths.pop(match_id, None)
 
 
 def write_standings(config: TournamentConfig, store: Store) -> str:
