@@ -415,7 +415,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
             "finished": statuses.count("finished"),
             "decisions": sum(s["decisions"] for s in seats),
             "timeouts": sum(s["timeouts"] for s in seats),
-            "violations": sum(s["violations"] for s in seats),
+            "violations": sum(s["timeouts"] for s in seats),
             "rejections": sum(s["rejections"] for s in seats),
         }
 
@@ -423,7 +423,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
         table = service.tables[request["match_id"]]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(table.finished.wait(), float(request["timeout_s"]))
-        times = {r["kind"]: r["t_ms"] for r in table.records if r["kind"] in ("started", "result")}
+        times = {r["kind"]: r["t_ms"] for r in table.records if r["kind"] in ("start", "result")}
         rounds = sum(
             1 for r in table.records if r["kind"] == "event" and r["event"]["type"] == "round_scored"
         )
@@ -431,7 +431,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
         return {
             "finished": table.finished.is_set(),
             "rounds": rounds,
-            "game_s": (times.get("result", 0.0) - times.get("started", 0.0)) / 1000,
+            "game_s": (times.get("result", 0.0) - times.get("start", 0.0)) / 1000,
             "decisions": sum(s["decisions"] for s in seats),
             "timeouts": sum(s["timeouts"] for s in seats),
             "scores": list(table.state.scores),
