@@ -27,6 +27,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
+	$(BIN)/python bench/replay_bench.py
+	$(BIN)/python bench/tournament_bench.py
 
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate
