@@ -42,6 +42,8 @@ MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RecordHook = Callable[[str, Record], None]
 # At most this many messages go in one Bundle (a snapshot's worth of events is still one write).
 MAX_BUNDLE = 64
+# How long a call stays open after the result for the bot to close its side first.
+RESULT_LINGER_S = 2.0
 
 
 class MatchExistsError(ValueError):
@@ -290,6 +292,12 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 if close is not None:
                     if close.code is not None:
                         await _abort(context, grpc.StatusCode[close.code], close.details)
+                    # The match is over. Ending the call at once would race a message the bot
+                    # sends meanwhile (a Pong): a gRPC client whose write meets a finished call
+                    # fails it and drops what it has not read yet, the result included. So the
+                    # call ends when the bot closes its side, or RESULT_LINGER_S later.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(reader), RESULT_LINGER_S)
                     return
         finally:
             reader.cancel()

@@ -196,6 +196,10 @@ class Bot:
                 self._unread.extend(msg.bundle.messages)
                 msg = self._unread.popleft()
         self.track(msg)
+        if msg.WhichOneof("kind") == "result":
+            # As the SDK does: nothing more to say, so the referee may end the call at once.
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                await self.call.done_writing()
         if msg.WhichOneof("kind") == "ping" and self.answer_pings:
             with contextlib.suppress(grpc.aio.AioRpcError):  # the stream is ending; read says how
                 await self.send(pong=pb.Pong(nonce=msg.ping.nonce))
