@@ -18,6 +18,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from referee.replay import read_replay
+from referee.replay.rerun import rerun
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = """
 [tournament]
@@ -152,7 +155,10 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
         if not forfeit:
             assert sum(e for e, _ in rounds[str(game_id)]) == score_even
             assert sum(o for _, o in rounds[str(game_id)]) == score_odd
-        assert Path(str(replay)).is_file() or (tmp_path / str(replay)).is_file()
+        path = Path(str(replay)) if Path(str(replay)).is_absolute() else tmp_path / str(replay)
+        # The replay is the game's, complete, and re-runs through the engine to the stored score.
+        run = rerun(read_replay(path))
+        assert list(run.state.scores) == [score_even, score_odd]
 
     # The standings the resume wrote agree with the rows.
     expected: dict[str, dict[str, float]] = {t: defaultdict(float) for t in TEAMS}
