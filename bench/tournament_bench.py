@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from referee.tournament.config import SprtSettings, load_config  # noqa: E402 (after the path is set)
-from referee.tournament.report import board_pairs, compute_standings  # noqa: E402
-from referee.tournament.runner import run_tournament  # noqa: E402
+from referee.tournament.report import board_pairs  # noqa: E402
+from referee.tournament.runner import run_tournament, stored_standings  # noqa: E402
 from referee.tournament.schedule import pairings  # noqa: E402
 from referee.tournament.stats import pairing_verdict  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
@@ -105,14 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(config.database)
         rows = store.games()
         hands = sum(r.rounds or 0 for r in rows if r.finished)
-        standings = compute_standings(
-            rows,
-            config.teams,
-            {p.index: (p.first.name, p.second.name) for p in pairings(config)},
-            config.sprt,
-            config.duplicate,
-            hands,
-        )
+        standings = stored_standings(config, rows)
         store.close()
         finished = sum(1 for r in rows if r.finished)
         forfeits = sum(1 for r in rows if r.finished and r.forfeit)

@@ -31,10 +31,10 @@ from referee.server import RunningServer, start_server
 from referee.table import Record, Table
 from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.progress import Progress
-from referee.tournament.report import compute_standings, format_table, write_csv, write_html
+from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
 from referee.tournament.stats import PairingVerdict, pairing_verdict
-from referee.tournament.store import GameResult, Store, StoreError
+from referee.tournament.store import GameResult, GameRow, Store, StoreError
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
@@ -522,10 +522,9 @@ class Tournament:
         self.store.close()
 
 
-def write_standings(config: TournamentConfig, store: Store) -> str:
-    """The standings of the stored games as text; standings.csv, head_to_head.csv, standings.html written."""
-    rows = store.games()
-    standings = compute_standings(
+def stored_standings(config: TournamentConfig, rows: Sequence[GameRow]) -> Standings:
+    """The standings of a tournament's stored games (its schedule's rows)."""
+    return compute_standings(
         rows,
         config.teams,
         {p.index: (p.first.name, p.second.name) for p in pairings(config)},
@@ -533,6 +532,11 @@ def write_standings(config: TournamentConfig, store: Store) -> str:
         config.duplicate,
         sum(r.rounds or 0 for r in rows if r.finished),
     )
+
+
+def write_standings(config: TournamentConfig, store: Store) -> str:
+    """The standings of the stored games as text; standings.csv, head_to_head.csv, standings.html written."""
+    standings = stored_standings(config, store.games())
     files = write_csv(standings, config.output_dir)
     files.append(
         write_html(
