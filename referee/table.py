@@ -451,11 +451,8 @@ class Table:
         self._next_request_id = run.max_request_id + 1
         # Times in the file go on from where they stopped, as if the match had never paused.
         self._created_at = self._now() - run.last_t_ms / 1000
-        for record in replay.records:
-            if record["kind"] != "event":
-                self.tally.add(record)
+        self.tally = run.tally  # counted from the same records, as the live table counts them
         for version, event in run.events:
-            self.tally.add_event(event)
             self._log_event(event, version)
             for slot in self._seats:
                 if event.visible_to(slot.seat):

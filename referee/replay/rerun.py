@@ -46,11 +46,11 @@ class Rerun:
     """Where a replay's game stands after its records: the state, its version, the events."""
 
     state: State
+    tally: Tally  # the per-seat counts of every record re-run
     version: int = 0
     started: bool = False
     moves: int = 0
     events: list[tuple[int, Event]] = field(default_factory=list)  # (state version, event)
-    tally: Tally | None = None
     max_request_id: int = 0
     last_t_ms: float = 0.0
 
@@ -109,7 +109,7 @@ def rerun(
     state, deal_events = initial_state(header)
     players = state.config.players
     tally = Tally(players, [s.get("bot_name", "") for s in header["seats"]])
-    run = Rerun(state, tally=tally)
+    run = Rerun(state, tally)
     pending: deque[Expected] = deque()
     produced: deque[Event] = deque()
     for index, record in enumerate(replay.records):
@@ -188,7 +188,7 @@ def _check_result(run: Rerun, record: Record, line: int) -> None:
                 line, f"the result names winner {record.get('winner')}, the engine {winner}"
             )
     summary = record.get("summary")
-    if summary is not None and run.tally is not None:
+    if summary is not None:
         counted = run.tally.summary()
         for stored, recounted in zip(summary, counted, strict=False):
             for key, value in recounted.items():
