@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from clients.bot import Bot, DecisionKind, Harness
+from referee.replay.tally import Tally
 from referee.rules import (
     OFFICIAL,
     Action,
@@ -30,7 +31,6 @@ from referee.rules import (
     observe,
     to_act,
 )
-from referee.rules.events import Called, Played, RoundStarted, WentOut
 
 DECLINE = Decline()
 
@@ -68,40 +68,6 @@ class MatchOutcome:
     seconds: float
 
 
-@dataclass(slots=True)
-class _Tally:
-    """Per-seat achievements, counted from the events."""
-
-    players: int
-    tichu_calls: list[int] = field(default_factory=list)
-    tichu_made: list[int] = field(default_factory=list)
-    gt_calls: list[int] = field(default_factory=list)
-    gt_made: list[int] = field(default_factory=list)
-    first_out: list[int] = field(default_factory=list)
-    bombs: list[int] = field(default_factory=list)
-    round_calls: dict[int, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for name in ("tichu_calls", "tichu_made", "gt_calls", "gt_made", "first_out", "bombs"):
-            setattr(self, name, [0] * self.players)
-
-    def count(self, event: Event) -> None:
-        """Count one event."""
-        if isinstance(event, Played):
-            if event.combo.is_bomb:
-                self.bombs[event.seat] += 1
-        elif isinstance(event, Called):
-            self.round_calls[event.seat] = event.call
-            (self.gt_calls if event.call == "grand_tichu" else self.tichu_calls)[event.seat] += 1
-        elif isinstance(event, WentOut) and event.place == 1:
-            self.first_out[event.seat] += 1
-            call = self.round_calls.get(event.seat)
-            if call is not None:
-                (self.gt_made if call == "grand_tichu" else self.tichu_made)[event.seat] += 1
-        elif isinstance(event, RoundStarted):
-            self.round_calls.clear()
-
-
 class _Match:
     """One in-process match: the state, the seats' harnesses and the event delivery."""
 
@@ -109,14 +75,14 @@ class _Match:
         self.harnesses = [Harness(bot, seat) for seat, bot in enumerate(bots)]
         for seat, bot in enumerate(bots):
             bot.rng.seed(f"tichu-bot/{seed}/{seat}")
-        self.tally = _Tally(len(bots))
+        self.tally = Tally(len(bots))
         self.state, events = new_game(config, seed)
         self.deliver(events)
 
     def deliver(self, events: Iterable[Event]) -> None:
         """Give every event to the tally and to each seat that may see it (R-INFO-1)."""
         for event in events:
-            self.tally.count(event)
+            self.tally.add_event(event)
             for seat, harness in enumerate(self.harnesses):
                 if event.visible_to(seat):
                     harness.event(event)
@@ -152,7 +118,7 @@ class _Match:
     def outcome(self, finished: bool, seconds: float) -> MatchOutcome:
         """The match's outcome and per-seat statistics."""
         st: State = self.state
-        t = self.tally
+        counts = self.tally.seats
         seats = tuple(
             SeatStats(
                 seat=seat,
@@ -162,12 +128,12 @@ class _Match:
                 replaced=h.stats.replaced,
                 errors=h.stats.errors,
                 think_s=h.stats.think_s,
-                tichu_calls=t.tichu_calls[seat],
-                tichu_made=t.tichu_made[seat],
-                grand_tichu_calls=t.gt_calls[seat],
-                grand_tichu_made=t.gt_made[seat],
-                first_out=t.first_out[seat],
-                bombs=t.bombs[seat],
+                tichu_calls=counts[seat].tichu_calls,
+                tichu_made=counts[seat].tichu_won,
+                grand_tichu_calls=counts[seat].grand_tichu_calls,
+                grand_tichu_made=counts[seat].grand_tichu_won,
+                first_out=counts[seat].first_out,
+                bombs=counts[seat].bombs,
             )
             for seat, h in enumerate(self.harnesses)
         )

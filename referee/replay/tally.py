@@ -47,6 +47,7 @@ class SeatTally:
     grand_tichu_calls: int = 0
     grand_tichu_won: int = 0
     bombs: int = 0
+    first_out: int = 0  # rounds this seat went out first (not in the replay's summary)
     points: int = 0
     reconnections: int = 0
     bank_left_ms: int | None = None  # None until a record says
@@ -121,6 +122,8 @@ class Tally:
                 seat.tichu_calls += 1
             self._callers[event.seat] = event.call
         elif isinstance(event, RoundEnded):
+            if event.out:
+                self.seats[event.out[0]].first_out += 1
             if event.out and event.out[0] in self._callers:
                 first = self.seats[event.out[0]]
                 if self._callers[event.out[0]] == "grand_tichu":
