@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from referee.replay.describe import describe_event
 from referee.replay.format import Record, Replay, ReplayFormatError
 from referee.replay.rerun import ReplayMismatchError, initial_state, rerun
 from referee.replay.rerun import apply_move as replay_move
@@ -75,68 +76,6 @@ def _round_end(before: State, record: Record, line: int) -> State:
     return state
 
 
-def _seat(seat: int) -> str:
-    return f"seat {seat}"
-
-
-def describe_event(event: Record) -> str:
-    """One line for an event's JSON form, e.g. `seat 1 plays 3j 3s 3t 5s 5t (full house)`."""
-    kind = event.get("type", "?")
-    seat = _seat(event["seat"]) if "seat" in event else ""
-    if kind == "round_started":
-        return f"round {event['round'] + 1} starts, dealer {_seat(event['dealer'])}"
-    if kind == "cards_dealt":
-        return f"{seat} is dealt {event['cards']} ({event['stage']})"
-    if kind in ("called", "call_declined"):
-        call = "Grand Tichu" if event["call"] == "grand_tichu" else "Tichu"
-        return f"{seat} calls {call}" if kind == "called" else f"{seat} does not call {call}"
-    if kind == "exchange_submitted":
-        gifts = ", ".join(f"{card} to {_seat(to)}" for to, card in event["gifts"])
-        return f"{seat} passes {gifts}"
-    if kind == "cards_received":
-        got = ", ".join(f"{card} from {_seat(giver)}" for giver, card in event["received"])
-        return f"{seat} receives {got}"
-    if kind == "exchange_completed":
-        return "the exchange is complete"
-    if kind == "played":
-        combo = event.get("combo") or {}
-        label = str(combo.get("bomb") or combo.get("kind") or "").replace("_", " ")
-        text = f"{seat} {'bombs with' if combo.get('bomb') else 'plays'} {event['cards']} ({label})"
-        if event.get("out_of_turn"):
-            text += ", out of turn"
-        if event.get("wish"):
-            text += f", wishes for {event['wish']}"
-        return text
-    if kind == "passed":
-        return f"{seat} passes"
-    if kind == "window_closed":
-        return "the bomb window closes"
-    if kind == "wish_fulfilled":
-        return f"{seat} fulfils the wish for {event['rank']}"
-    if kind == "lead_passed":
-        return f"{seat} leads the Dog: the lead passes to {_seat(event['to'])}"
-    if kind == "trick_won":
-        return f"{seat} wins the trick ({event['points']} points)"
-    if kind == "dragon_gift_pending":
-        return f"{seat} won with the Dragon and must give the trick away"
-    if kind == "dragon_given":
-        return f"{seat} gives the Dragon trick ({event['points']} points) to {_seat(event['to'])}"
-    if kind == "went_out":
-        return f"{seat} goes out ({event['place']}.)"
-    if kind == "round_ended":
-        order = ", ".join(str(s) for s in event.get("out", []))
-        return f"the round ends ({str(event['reason']).replace('_', ' ')}; out: {order})"
-    if kind == "round_scored":
-        points = event["round_points"]
-        totals = event["totals"]
-        return f"round {event['round'] + 1} scored: A {points[0]:+d}, B {points[1]:+d}; totals {totals}"
-    if kind == "game_over":
-        winner = event.get("winner")
-        team = "nobody (a draw)" if winner is None else f"team {'AB'[winner]}"
-        return f"game over: {team} wins, totals {event['totals']}"
-    return json.dumps(event, separators=(",", ":"))
-
-
 # Decisions whose answer the other seats are not told when it is made (R-INFO-1).
 _SECRET_DECISIONS = frozenset({"grand_tichu", "tichu_step", "exchange"})
 
@@ -175,10 +114,8 @@ class _Tricks:
             self.plays = []
         elif not self.rounds:
             return  # a replay that starts from a given position has no round_started at first
-        elif kind == "played":
+        elif kind in ("played", "passed"):
             self.plays.append(describe_event(event))
-        elif kind == "passed":
-            self.plays.append(f"seat {event['seat']} passes")
         elif kind in ("trick_won", "dragon_given", "lead_passed"):
             self.rounds[-1]["tricks"].append({"plays": self.plays, "end": describe_event(event)})
             self.plays = []

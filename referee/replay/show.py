@@ -14,12 +14,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from referee.replay.describe import describe_event
 from referee.replay.format import FORMAT, Record, ReplayFormatError, check_header, parse_record
 from referee.replay.tally import summary_table
 from referee.rules.cards import format_cards, parse_mask
 
 FOLLOW_POLL_S = 0.25
-PLACES = {1: "1st", 2: "2nd", 3: "3rd"}
+# Events a reader needs no line for: a declined call, a bomb window closing without a bomb.
+SILENT = frozenset({"call_declined", "window_closed"})
+# Events shown inside a trick, indented under it.
+TRICK_LEVEL = frozenset(
+    {"played", "passed", "wish_fulfilled", "lead_passed", "trick_won", "dragon_gift_pending", "dragon_given"}
+)
 
 
 def _team(seat: int) -> str:
@@ -123,8 +129,20 @@ class Renderer:
         if not self._sees(record.get("private_to")):
             return []
         event: dict[str, Any] = record["event"]
-        handler: Callable[[dict[str, Any]], list[str]] | None = getattr(self, f"_ev_{event['type']}", None)
-        return handler(event) if handler is not None else []
+        kind = event["type"]
+        if kind in SILENT:
+            return []
+        # The handlers keep this view's bookkeeping (hands, tricks, think times) and add what
+        # only a terminal shows; the line for the event itself is describe_event's.
+        handler: Callable[[dict[str, Any]], list[str]] | None = getattr(self, f"_ev_{kind}", None)
+        if handler is not None:
+            return handler(event)
+        return [self._say(event)]
+
+    def _say(self, event: dict[str, Any], suffix: str = "") -> str:
+        kind = event["type"]
+        indent = "    " if kind in TRICK_LEVEL else "" if kind == "game_over" else "  "
+        return indent + describe_event(event, self._name) + suffix
 
     def _on_result(self, record: Record) -> list[str]:
         scores = record.get("scores", [])
@@ -152,29 +170,18 @@ class Renderer:
         return ["", f"== Round {self.round} (dealer: {self._name(int(event['dealer']))}) =="]
 
     def _ev_cards_dealt(self, event: dict[str, Any]) -> list[str]:
-        seat = int(event["seat"])
-        cards = parse_mask(event["cards"])
-        self.hands[seat] |= cards
-        label = "is dealt the rest" if event.get("stage") == "rest" else "is dealt"
-        return [f"  {self._name(seat)} {label}: {format_cards(cards)}"]
-
-    def _ev_called(self, event: dict[str, Any]) -> list[str]:
-        call = "GRAND TICHU" if event["call"] == "grand_tichu" else "TICHU"
-        return [f"  * {self._name(int(event['seat']))} calls {call}"]
+        self.hands[int(event["seat"])] |= parse_mask(event["cards"])
+        return [self._say(event)]
 
     def _ev_exchange_submitted(self, event: dict[str, Any]) -> list[str]:
-        seat = int(event["seat"])
-        gifts = [(int(to), card) for to, card in event["gifts"]]
-        for _, card in gifts:
-            self.hands[seat] &= ~parse_mask(card)
-        return [f"  {self._name(seat)} gives " + ", ".join(f"{card} to seat {to}" for to, card in gifts)]
+        for _, card in event["gifts"]:
+            self.hands[int(event["seat"])] &= ~parse_mask(card)
+        return [self._say(event)]
 
     def _ev_cards_received(self, event: dict[str, Any]) -> list[str]:
-        seat = int(event["seat"])
         for _, card in event["received"]:
-            self.hands[seat] |= parse_mask(card)
-        got = ", ".join(f"{card} from seat {frm}" for frm, card in event["received"])
-        return [f"  {self._name(seat)} receives {got}"]
+            self.hands[int(event["seat"])] |= parse_mask(card)
+        return [self._say(event)]
 
     def _ev_exchange_completed(self, event: dict[str, Any]) -> list[str]:
         lines = ["  Hands after the exchange:"]
@@ -186,56 +193,21 @@ class Renderer:
     def _ev_played(self, event: dict[str, Any]) -> list[str]:
         seat = int(event["seat"])
         lines = self._open_trick()
-        cards = parse_mask(event["cards"])
-        self.hands[seat] &= ~cards
-        combo = event.get("combo") or {}
-        what = combo.get("bomb", combo.get("kind", "?")).replace("_", " ")
-        extras = []
-        if combo.get("phoenix"):
-            extras.append(f"phoenix as {combo['phoenix']}")
-        if event.get("wish"):
-            extras.append(f"wishes for {event['wish']}")
-        if event.get("partner") is not None:
-            extras.append(f"the Dog passes the lead to seat {event['partner']}")
+        self.hands[seat] &= ~parse_mask(event["cards"])
         think = self._think.pop(seat, None)
-        if think is not None:
-            extras.append(f"{think:.0f} ms")
-        verb = (
-            "BOMBS out of turn with"
-            if event.get("out_of_turn")
-            else ("BOMBS with" if "bomb" in combo else "plays")
-        )
-        tail = f" ({'; '.join(extras)})" if extras else ""
-        return [*lines, f"    {self._name(seat)} {verb} {event['cards']}  [{what}]{tail}"]
+        return [*lines, self._say(event, "" if think is None else f" ({think:.0f} ms)")]
 
     def _ev_passed(self, event: dict[str, Any]) -> list[str]:
-        seat = int(event["seat"])
-        self._think.pop(seat, None)
-        return [f"    {self._name(seat)} passes"]
-
-    def _ev_wish_fulfilled(self, event: dict[str, Any]) -> list[str]:
-        return [f"    the wish for {event['rank']} is fulfilled by {self._name(int(event['seat']))}"]
-
-    def _ev_lead_passed(self, event: dict[str, Any]) -> list[str]:
-        return [f"    the lead passes from seat {event['seat']} to seat {event['to']}"]
+        self._think.pop(int(event["seat"]), None)
+        return [self._say(event)]
 
     def _ev_trick_won(self, event: dict[str, Any]) -> list[str]:
         self.trick_open = False
-        return [f"    -> {self._name(int(event['seat']))} takes the trick ({event['points']} points)"]
-
-    def _ev_dragon_gift_pending(self, event: dict[str, Any]) -> list[str]:
-        return [f"    {self._name(int(event['seat']))} must give the Dragon trick away"]
+        return [self._say(event)]
 
     def _ev_dragon_given(self, event: dict[str, Any]) -> list[str]:
         self.trick_open = False
-        return [f"    -> the Dragon trick ({event['points']} points) goes to {self._name(int(event['to']))}"]
-
-    def _ev_went_out(self, event: dict[str, Any]) -> list[str]:
-        place = PLACES.get(int(event["place"]), f"{event['place']}th")
-        return [f"  {self._name(int(event['seat']))} is out, {place}"]
-
-    def _ev_round_ended(self, event: dict[str, Any]) -> list[str]:
-        return [f"  Round over ({event['reason'].replace('_', ' ')}); out in order: {event['out']}"]
+        return [self._say(event)]
 
     def _ev_round_scored(self, event: dict[str, Any]) -> list[str]:
         def pair(values: list[int]) -> str:
@@ -246,11 +218,6 @@ class Renderer:
             f"bonus {pair(event['bonus_points'])}; round {pair(event['round_points'])}",
             f"  Totals: A {event['totals'][0]}, B {event['totals'][1]}",
         ]
-
-    def _ev_game_over(self, event: dict[str, Any]) -> list[str]:
-        winner = event.get("winner")
-        who = "a draw" if winner is None else f"team {_team(int(winner))} wins"
-        return [f"Game over: {who} (A {event['totals'][0]}, B {event['totals'][1]})"]
 
     def _open_trick(self) -> list[str]:
         if self.trick_open:
