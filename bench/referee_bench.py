@@ -52,6 +52,7 @@ import grpc
 
 from referee import log
 from referee.codec import pb, unbundle
+from referee.match_demo import DEMO_CLOCK
 from referee.server import RunningServer, start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -70,7 +71,7 @@ RATIO_BAR = 2.0
 # Figure 1: clocks that never run out during the pauses between chunks.
 PATIENT = ClockSettings(decision_ms=600_000, bank_ms=0, window_ms=600_000)
 # Figure 2: the demo's clocks.
-DEMO = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=1_000, max_violations=20)
+DEMO = DEMO_CLOCK
 # Figure 3: a 200 ms limit for decisions and windows, the default grace, no forfeits.
 TIGHT = ClockSettings(decision_ms=200, bank_ms=0, window_ms=200, max_violations=1_000_000)
 # Figures 1 and 3 play long games: a step ends at its time limit, not with the games.
@@ -415,7 +416,6 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
             "finished": statuses.count("finished"),
             "decisions": sum(s["decisions"] for s in seats),
             "timeouts": sum(s["timeouts"] for s in seats),
-            "violations": sum(s["timeouts"] for s in seats),
             "rejections": sum(s["rejections"] for s in seats),
         }
 

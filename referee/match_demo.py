@@ -36,13 +36,14 @@ DEFAULT_SEED = "2024"
 SEED_ENV = "TICHU_DEMO_SEED"
 REPLAY_DIR = Path("replays") / "out"
 MATCH_TIMEOUT_S = 900.0
+# Bomb windows get the default 2 s: on a busy machine 1 s made sample bots miss some.
+DEMO_CLOCK = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=2_000, max_violations=20)
 
 
 async def _play(seed: str, out: TextIO) -> int:
     organiser = secrets.token_urlsafe(24)
     match_id = f"demo-{int(time.time())}-{secrets.token_hex(3)}"
-    # Bomb windows get the default 2 s: on a busy machine 1 s made sample bots miss some.
-    clock = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=2_000, max_violations=20)
+    clock = DEMO_CLOCK
     # The demo's referee writes its replay but resumes nothing: each demo is one fresh match.
     running = await start_server(
         "127.0.0.1:0", organiser, insecure=True, defaults=clock, replay_dir=REPLAY_DIR, resume=False

@@ -122,9 +122,6 @@ class Renderer:
         note = f"; discarded: seats {discarded}" if discarded else ""
         return [f"      window at state {record['version']}: {', '.join(parts)}{note}"]
 
-    def _on_call(self, record: Record) -> list[str]:
-        return []  # its `called` event follows
-
     def _on_event(self, record: Record) -> list[str]:
         if not self._sees(record.get("private_to")):
             return []
