@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import grpc
 
@@ -271,19 +271,16 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         bundles = hello.accept_bundles
         try:
             while True:
-                head = await conn.outbox.get()
-                close = head if isinstance(head, Close) else None
-                batch: list[pb.RefereeMessage] = [] if isinstance(head, Close) else [head]
-                # What the table queued meanwhile goes in the same write: one gRPC message
-                # costs far more than its bytes, and a move usually makes an event and a
-                # request for every seat at once.
-                while batch and bundles and len(batch) < MAX_BUNDLE and not conn.outbox.empty():
-                    queued = conn.outbox.get_nowait()
-                    if isinstance(queued, Close):
-                        close = queued
-                        break
-                    batch.append(queued)
-                if batch:
+                taken = await conn.take()
+                close = taken[-1] if isinstance(taken[-1], Close) else None
+                if close is not None:
+                    taken.pop()
+                # Everything one input made for this seat goes in one write when the bot takes
+                # bundles: one gRPC message costs far more than its bytes, and a move usually
+                # makes an event and a request for every seat at once.
+                step = MAX_BUNDLE if bundles else 1
+                for start in range(0, len(taken), step):
+                    batch = cast(list[pb.RefereeMessage], taken[start : start + step])
                     now = table.now()
                     for message in batch:
                         if message.HasField("request"):

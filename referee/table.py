@@ -1,9 +1,11 @@
 """One match: the Table owns its rules State, the clocks, the bomb windows and the event log.
 
-One asyncio task (`Table.run`) owns everything here. Streams never touch the state: they put
-what they receive into one inbox, stamped with its arrival time, and the task handles inbox
-items and clock deadlines in time order. So two racing messages are resolved in one place, the
-same way every time, and there are no locks.
+Everything here runs on one event loop, and one input at a time: a message from a stream, a
+stream that connects or ends, or a deadline. Each input is stamped with its arrival time and
+handled at once, in the task that received it, after any deadline that passed before it; an
+input that arrives while another is handled waits its turn. So two racing messages are resolved
+in one place, the same way every time, and there are no locks. No task of the table's own sits
+between a bot's message and the referee's answer: a hop through one costs a loop iteration.
 
 Every rule question goes to `referee.rules`; this module only decides who is asked what, when,
 and what happens when nobody answers.
@@ -12,12 +14,13 @@ and what happens when nobody answers.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime
 import functools
 import json
+import math
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -175,11 +178,20 @@ class TokenBucket:
 
 
 class Connection:
-    """One bot stream attached to a seat: the messages queued for it and its flood limiter."""
+    """One bot stream attached to a seat: the messages queued for it and its flood limiter.
 
-    def __init__(self, seat: int, now: Callable[[], float], clock: ClockSettings) -> None:
+    Messages queue up while the table handles an input; the stream's writer wakes once the input
+    is handled (`wake`), and takes them all at once (`take`), to send them in one gRPC message.
+    """
+
+    def __init__(
+        self,
+        seat: int,
+        now: Callable[[], float],
+        clock: ClockSettings,
+        on_queued: Callable[[Connection], None] | None = None,
+    ) -> None:
         self.seat = seat
-        self.outbox: asyncio.Queue[Outgoing] = asyncio.Queue()
         self.bucket = TokenBucket(now)
         self.closed = False
         self.status = ""  # the gRPC status the referee ended the stream with, if it did
@@ -187,11 +199,15 @@ class Connection:
         self.next_ping_at = t + clock.heartbeat_interval_ms / 1000
         self.ping_sent_at: float | None = None
         self.nonce = 0
+        self._queued: list[Outgoing] = []
+        self._ready = asyncio.Event()
+        self._on_queued = on_queued or Connection.wake
 
     def send(self, msg: pb.RefereeMessage) -> None:
         """Queue a message for the stream (dropped once the stream is closed)."""
         if not self.closed:
-            self.outbox.put_nowait(msg)
+            self._queued.append(msg)
+            self._on_queued(self)
             # A fast bot answers as fast as it is asked: the answers the referee asks for are free.
             if msg.HasField("request") or msg.HasField("ping"):
                 self.bucket.credit()
@@ -204,7 +220,22 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.status = code or "OK"
-            self.outbox.put_nowait(Close(code, details))
+            self._queued.append(Close(code, details))
+            self._on_queued(self)
+
+    def wake(self) -> None:
+        """Let the stream's writer take what is queued."""
+        self._ready.set()
+
+    async def take(self) -> list[Outgoing]:
+        """Wait until something is queued and the writer is woken; then everything queued, in order
+        (a Close, if any, last)."""
+        while not (self._queued and self._ready.is_set()):
+            self._ready.clear()
+            await self._ready.wait()
+        taken, self._queued = self._queued, []
+        self._ready.clear()
+        return taken
 
 
 # ------------------------------------------------------------------------------------------ inbox
@@ -303,8 +334,22 @@ def _describe(seat: int, action: Action, before: State) -> str:
 
 
 # The same actions are offered again and again (declines, passes, the same plays from one hand);
-# extend() copies each message into the request, so a shared cached one is never changed.
-_wire_action = functools.lru_cache(maxsize=16_384)(action_to_proto)
+# extend() copies each message into the request, so a shared cached one is never changed. Plays
+# are cached by their fields: hashing the fields is cheaper than hashing the Play.
+_wire_other = functools.lru_cache(maxsize=256)(action_to_proto)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _wire_play(cards_mask: int, phoenix: int, wish: int, partner: int, tichu: bool) -> pb.Action:
+    return action_to_proto(Play(cards_mask, phoenix, wish, partner, tichu))
+
+
+def _wire_actions(actions: Sequence[Action]) -> list[pb.Action]:
+    """The wire form of each action, from the caches."""
+    return [
+        _wire_play(a.cards_mask, a.phoenix, a.wish, a.partner, a.tichu) if type(a) is Play else _wire_other(a)
+        for a in actions
+    ]
 
 
 def _kind_of(state: State) -> Kind:
@@ -375,7 +420,12 @@ class Table:
             for s in range(self.players)
         ]
         self.tally = Tally(self.players, [s.bot_name for s in self._seats])
-        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
+        self._busy = False  # an input is being handled: others wait in the backlog
+        self._backlog: deque[_Item] = deque()
+        self._woken: dict[Connection, None] = {}  # streams with output to wake after the input
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+        self._started = False
         self._pending: dict[int, _Request] = {}  # by seat: at most one open request each
         # request id -> (seat, "answered" / "timed_out" / "cancelled"), to tell late from unknown
         self._closed_requests: dict[int, tuple[int, str]] = {}
@@ -386,11 +436,12 @@ class Table:
         self._window_calls: set[int] = set()  # seats whose window bomb carried a Tichu call
         self._window_opened_at: float | None = None
         self._round_callers: set[int] = set()
-        self._public_log: list[pb.GameEvent] = []
-        self._full_log: list[pb.GameEvent] = []
+        # (state version, type, json) of every event, and of the public ones: a watcher's seq
+        # is the position in its log. Built into messages only for watchers.
+        self._public_log: list[tuple[int, str, str]] = []
+        self._full_log: list[tuple[int, str, str]] = []
         self._changed = asyncio.Event()
         self._initial_events = events
-        self._task: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
         self.finished_callbacks: list[Callable[[], None]] = []  # run once, when the match ends
         self._resumed = False
@@ -473,18 +524,15 @@ class Table:
 
     # -------------------------------------------------------------------------------- public API
 
-    def start(self) -> asyncio.Task[None]:
-        """Start the task that runs the match (once)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self.run(), name=f"table-{self.match_id}")
-        return self._task
+    def start(self) -> None:
+        """Start the match's clocks (once); messages are handled whether or not it has started."""
+        if not self._started:
+            self._started = True
+            self._arm_timer(self._next_due())
 
     async def stop(self, reason: str = "the referee is shutting down") -> None:
         """Stop the match where it stands and close every stream."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        self._cancel_timer()
         for slot in self._seats:
             if slot.conn is not None:
                 slot.conn.close("UNAVAILABLE", reason)
@@ -495,26 +543,24 @@ class Table:
 
     async def connect(self, seat: int, bot_name: str = "", bot_version: str = "") -> Connection:
         """Attach a new stream to `seat` (after its token was checked); raises SeatUnavailableError."""
-        if self.status == "finished":
-            return self._late_connection(seat)
         reply: asyncio.Future[Connection] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(_Connect(seat, bot_name, bot_version, reply, self._now()))
+        self._submit(_Connect(seat, bot_name, bot_version, reply, self._now()))
         return await reply
 
     def receive(self, conn: Connection, msg: pb.BotMessage) -> None:
-        """Take a message from a stream's reader; floods are cut off here, before the inbox."""
+        """Handle a message from a stream's reader; floods are cut off first."""
         if conn.closed:
             return
         verdict = conn.bucket.take()
         if verdict == "ok":
-            self._inbox.put_nowait(_Incoming(conn, msg, self._now()))
+            self._submit(_Incoming(conn, msg, self._now()), conn)
         else:
-            self._inbox.put_nowait(_Limited(conn, verdict == "flooding", self._now()))
+            self._submit(_Limited(conn, verdict == "flooding", self._now()), conn)
 
     def disconnect(self, conn: Connection) -> None:
         """A stream ended (dropped, cancelled or closed)."""
         conn.closed = True
-        self._inbox.put_nowait(_Disconnect(conn, self._now()))
+        self._submit(_Disconnect(conn, self._now()))
 
     def drop(self, seat: int, details: str = "the stream was dropped") -> None:
         """End a seat's stream as a network failure would (UNAVAILABLE); the seat may reconnect."""
@@ -523,8 +569,8 @@ class Table:
             conn.close("UNAVAILABLE", details)
 
     def tick(self) -> None:
-        """Make the task check its clocks now (for tests that drive an injected clock)."""
-        self._inbox.put_nowait(_Tick(self._now()))
+        """Check the clocks now (for tests that drive an injected clock)."""
+        self._submit(_Tick(self._now()))
 
     def seat_info(self) -> list[pb.SeatInfo]:
         """Each seat's bot name and whether it is connected."""
@@ -573,55 +619,78 @@ class Table:
             done = self.status == "finished"
             upto = len(log) if full or done else max(0, len(log) - self.watch_delay_events)
             while sent < upto:
-                yield pb.WatchMessage(event=log[sent])
+                version, kind, data = log[sent]
                 sent += 1
+                yield pb.WatchMessage(
+                    event=pb.GameEvent(seq=sent, state_version=version, type=kind, json=data)
+                )
             if done:
                 if self.result is not None:
                     yield pb.WatchMessage(result=self.result)
                 return
             await waiter.wait()
 
-    # -------------------------------------------------------------------------------- the task
+    # -------------------------------------------------------------------------------- inputs
 
-    async def run(self) -> None:
-        """The match's task: handle inbox items and deadlines in time order until the match ends."""
+    def _submit(self, item: _Item, sender: Connection | None = None) -> None:
+        """Handle `item` now, or after the input being handled; then wake the streams with output."""
+        if self._busy:
+            self._backlog.append(item)
+            return
+        self._busy = True
         try:
-            while self.status != "finished":
-                item = await self._next_item()
-                try:
-                    if item is not None:
-                        # A deadline that passed before this item arrived is handled first: the
-                        # outcome depends on when things happened, not on when the task got to them.
-                        self._fire_due(item.at, strictly_before=True)
-                        if self.status != "finished":
-                            self._handle(item)
-                    self._fire_due(self._now())
-                except Exception as error:
-                    # A bug here must not leave four bots waiting forever: end the match, loudly.
-                    self._log.exception("table_failed", item=type(item).__name__)
-                    if self.status != "finished":
-                        self._finish(winner=-1, forfeiting_team=-1, reason=f"referee error: {error!r}")
+            self._step(item)
+            while self._backlog:
+                self._step(self._backlog.popleft())
         finally:
-            self._drain_connects()
+            self._busy = False
+            self._wake_streams(sender)
+            if self.status == "finished":
+                self._cancel_timer()
 
-    async def _next_item(self) -> _Item | None:
-        if not self._inbox.empty():
-            return self._inbox.get_nowait()
-        due = self._next_due()
-        if due is None:
-            return await self._inbox.get()
-        delay = max(0.0, due[0] - self._now())
-        try:
-            async with asyncio.timeout(delay):
-                return await self._inbox.get()
-        except TimeoutError:
-            return None
-
-    def _drain_connects(self) -> None:
-        while not self._inbox.empty():
-            item = self._inbox.get_nowait()
+    def _step(self, item: _Item) -> None:
+        """One input: the deadlines that passed before it arrived, the input, the deadlines now."""
+        if self.status == "finished":
             if isinstance(item, _Connect) and not item.reply.done():
                 item.reply.set_result(self._late_connection(item.seat))
+            return
+        try:
+            # A deadline that passed before this item arrived is handled first: the outcome
+            # depends on when things happened, not on when the loop got to them. The timer is
+            # never set later than the first deadline: if it is not due, nothing is.
+            if not self._started or self._timer_at < item.at:
+                self._fire_due(item.at, strictly_before=True)
+            if self.status != "finished":
+                self._handle(item)
+            self._fire_due(self._now())
+        except Exception as error:
+            # A bug here must not leave four bots waiting forever: end the match, loudly.
+            self._log.exception("table_failed", item=type(item).__name__)
+            if self.status != "finished":
+                self._finish(winner=-1, forfeiting_team=-1, reason=f"referee error: {error!r}")
+        if isinstance(item, _Connect) and not item.reply.done():
+            item.reply.set_result(self._late_connection(item.seat))
+
+    def _queued(self, conn: Connection) -> None:
+        """A message was queued for `conn`: wake its writer now, or once the input is handled."""
+        if self._busy:
+            self._woken[conn] = None
+        else:
+            conn.wake()
+
+    def _wake_streams(self, sender: Connection | None) -> None:
+        """Wake the writers of the streams with output: the sender's first, then in play order.
+
+        Every seat's output of one input goes out in the same loop iteration; the order only
+        spares the bot that is waiting for an answer the others' writes, and decides nothing.
+        """
+        if not self._woken:
+            return
+        woken, self._woken = list(self._woken), {}
+        first = sender.seat if sender is not None else 0
+        woken.sort(key=lambda conn: (conn.seat - first) % self.players)
+        for conn in woken:
+            conn.wake()
 
     def _late_connection(self, seat: int) -> Connection:
         """A stream opened after the match ended: the final picture and the result, then the end."""
@@ -648,41 +717,74 @@ class Table:
     # -------------------------------------------------------------------------------- clocks
 
     def _next_due(self) -> tuple[float, Callable[[], None]] | None:
-        """The earliest deadline and what to do then, or None."""
-        best: tuple[float, Callable[[], None]] | None = None
-
-        def consider(at: float, action: Callable[[], None]) -> None:
-            """Keep the earliest deadline seen."""
-            nonlocal best
-            if best is None or at < best[0]:
-                best = (at, action)
-
+        """The earliest deadline and what to do then, or None (of equal ones, the first found)."""
+        # Runs after every input: it keeps the earliest (time, handler, argument) and builds
+        # nothing for the deadlines that lose.
+        at = math.inf
+        handler: Callable[[Any], None] | None = None
+        target: Any = None
         if self.status == "running":
             for request in self._pending.values():
-                if request.kind != pb.DECISION_KIND_BOMB_WINDOW:
-                    consider(request.expires_at, functools.partial(self._timed_out, request))
+                if request.expires_at < at and request.kind != pb.DECISION_KIND_BOMB_WINDOW:
+                    at, handler, target = request.expires_at, self._timed_out, request
             if self._window_opened_at is not None:
                 end = self._window_end()
-                consider(end, self._window_expired)
-        grace_s = self.clock.reconnect_grace_ms / 1000
-        interval_s = self.clock.heartbeat_interval_ms / 1000
-        timeout_s = self.clock.heartbeat_timeout_ms / 1000
+                if end < at:
+                    at, handler, target = end, None, None
+        clock = self.clock
         for slot in self._seats:
             conn = slot.conn
             if conn is not None:
                 if conn.ping_sent_at is not None:
-                    consider(conn.ping_sent_at + timeout_s, functools.partial(self._stalled, conn))
-                if interval_s > 0:
-                    consider(conn.next_ping_at, functools.partial(self._ping, conn))
+                    stalled_at = conn.ping_sent_at + clock.heartbeat_timeout_ms / 1000
+                    if stalled_at < at:
+                        at, handler, target = stalled_at, self._stalled, conn
+                if clock.heartbeat_interval_ms > 0 and conn.next_ping_at < at:
+                    at, handler, target = conn.next_ping_at, self._ping, conn
             elif slot.away_since is not None and not slot.abandoned and self.status == "running":
                 # Before the game starts a seat may come and go as it likes.
-                consider(slot.away_since + grace_s, functools.partial(self._grace_expired, slot))
-        return best
+                grace_end = slot.away_since + clock.reconnect_grace_ms / 1000
+                if grace_end < at:
+                    at, handler, target = grace_end, self._grace_expired, slot
+        if at == math.inf:
+            return None
+        if handler is None:
+            return at, self._window_expired
+        return at, functools.partial(handler, target)
+
+    def _arm_timer(self, due: tuple[float, Callable[[], None]] | None) -> None:
+        """Be called back at the deadline `due` (the next one). A timer already set for an earlier
+        time is kept: it finds nothing due, and sets the timer again."""
+        if due is None or not self._started or self.status == "finished":
+            self._cancel_timer()
+            return
+        if self._timer is not None and self._timer_at <= due[0]:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = due[0]
+        delay = max(0.0, due[0] - self._now())
+        self._timer = asyncio.get_running_loop().call_later(delay, self._timer_fired)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_at = math.inf
+
+    def _timer_fired(self) -> None:
+        # _timer_at stays as it was, at or before every deadline, until the tick sets it again.
+        self._timer = None
+        self._submit(_Tick(self._now()))
 
     def _fire_due(self, limit: float, strictly_before: bool = False) -> None:
+        """Act on the deadlines up to `limit` in time order; after the last input's deadlines
+        (`strictly_before` False), set the timer for the next one."""
         while self.status != "finished":
             due = self._next_due()
             if due is None or due[0] > limit or (strictly_before and due[0] >= limit):
+                if not strictly_before:
+                    self._arm_timer(due)
                 return
             due[1]()
 
@@ -786,7 +888,7 @@ class Table:
                 SeatUnavailableError(f"seat {item.seat} did not reconnect within the grace period")
             )
             return
-        conn = Connection(item.seat, self._now, self.clock)
+        conn = Connection(item.seat, self._now, self.clock, self._queued)
         reconnect = slot.ever_connected
         slot.conn = conn
         slot.ever_connected = True
@@ -1255,44 +1357,36 @@ class Table:
         self._sync_requests(keep)
         self._check_over()
 
-    def _log_event(self, event: Event, version: int, data: dict[str, Any] | None = None) -> pb.GameEvent:
-        """Add an event to the spectators' logs; returns its wire form (without a seq)."""
+    def _log_event(
+        self, event: Event, version: int, data: dict[str, Any] | None = None
+    ) -> tuple[int, str, str]:
+        """Add an event to the spectators' logs; returns its (state version, type, json)."""
         if data is None:
             data = event.to_json()
-        base = pb.GameEvent(type=data["type"], json=json.dumps(data, separators=(",", ":")))
-        self._full_log.append(
-            pb.GameEvent(seq=len(self._full_log) + 1, state_version=version, type=base.type, json=base.json)
-        )
+        entry = (version, data["type"], json.dumps(data, separators=(",", ":")))
+        self._full_log.append(entry)
         if event.private_to is None:
-            self._public_log.append(
-                pb.GameEvent(
-                    seq=len(self._public_log) + 1, state_version=version, type=base.type, json=base.json
-                )
-            )
-        return base
+            self._public_log.append(entry)
+        return entry
 
     def _publish(self, events: Sequence[Event]) -> None:
         for event in events:
             data = event.to_json()
-            base = self._log_event(event, self.state_version, data)
-            owner = event.private_to
+            version, kind, text = self._log_event(event, self.state_version, data)
             self._record(
-                {"kind": "event", "version": self.state_version, "private_to": owner, "event": data}, event
+                {"kind": "event", "version": version, "private_to": event.private_to, "event": data}, event
             )
             for slot in self._seats:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
                     if slot.conn is not None:
-                        slot.conn.send(
-                            pb.RefereeMessage(
-                                event=pb.GameEvent(
-                                    seq=slot.seq,
-                                    state_version=self.state_version,
-                                    type=base.type,
-                                    json=base.json,
-                                )
-                            )
-                        )
+                        msg = pb.RefereeMessage()
+                        wire = msg.event  # filled in place: cheaper than building and copying one
+                        wire.seq = slot.seq
+                        wire.state_version = version
+                        wire.type = kind
+                        wire.json = text
+                        slot.conn.send(msg)
         if events:
             self._notify()
 
@@ -1324,12 +1418,14 @@ class Table:
         slot = self._seats[seat]
         rid = self._next_request_id
         self._next_request_id += 1
-        msg = pb.DecisionRequest(
-            request_id=rid,
-            kind=kind,
-            state_version=self.state_version,
-            can_call_tichu=can_call_tichu(state, seat),
-        )
+        # Filled in place inside the message that is sent: a request can list hundreds of
+        # actions, and building it apart would copy them all once more.
+        wire = pb.RefereeMessage()
+        msg = wire.request
+        msg.request_id = rid
+        msg.kind = kind
+        msg.state_version = self.state_version
+        msg.can_call_tichu = can_call_tichu(state, seat)
         if kind == pb.DECISION_KIND_BOMB_WINDOW:
             if self._window_opened_at is None:
                 self._window_opened_at = now
@@ -1348,11 +1444,11 @@ class Table:
             msg.exchange_give = len(recipients)
             msg.exchange_to.extend(recipients)
         else:
-            msg.legal_actions.extend(_wire_action(a) for a in legal_decisions(state, seat))
+            msg.legal_actions.extend(_wire_actions(legal_decisions(state, seat)))
         request = _Request(rid, seat, kind, self.state_version, now, limit_s, bank_s, expires_at, msg)
         self._pending[seat] = request
         if slot.conn is not None:
-            slot.conn.send(pb.RefereeMessage(request=msg))
+            slot.conn.send(wire)
 
     def _close_request(self, request: _Request, how: str) -> None:
         if self._pending.get(request.seat) is request:

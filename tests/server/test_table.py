@@ -1,0 +1,68 @@
+"""The Table's input handling without gRPC: inline, one input at a time, output woken in order."""
+
+from __future__ import annotations
+
+import asyncio
+
+from referee.codec import pb
+from referee.rules import RulesConfig
+from referee.table import ClockSettings, Connection, Outgoing, Table
+
+PATIENT = ClockSettings(decision_ms=600_000, bank_ms=0, window_ms=600_000)
+
+
+async def _seated(seed: str) -> tuple[Table, list[Connection], list[pb.DecisionRequest]]:
+    """A started four-seat table, every seat connected, and each seat's Grand Tichu request."""
+    table = Table("m", RulesConfig(), clock=PATIENT, seed=seed)
+    table.start()
+    conns = [await table.connect(seat, f"bot{seat}") for seat in range(4)]
+    requests = []
+    for conn in conns:
+        taken = await asyncio.wait_for(conn.take(), 1)
+        requests += [m.request for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("request")]
+    assert [r.kind for r in requests] == [pb.DECISION_KIND_GRAND_TICHU] * 4
+    return table, conns, requests
+
+
+def _answer(request: pb.DecisionRequest, call: bool = False) -> pb.BotMessage:
+    action = pb.Action(grand_tichu=pb.GrandTichuAnswer(call=call))
+    return pb.BotMessage(
+        decision=pb.Decision(
+            request_id=request.request_id, action=action, state_version=request.state_version
+        )
+    )
+
+
+def test_an_answer_is_handled_before_receive_returns_and_its_sender_is_woken_first() -> None:
+    async def scenario() -> None:
+        table, conns, requests = await _seated("order")
+        # Grand Tichu answers are revealed together (R-GT-1): the first three make no output.
+        for seat in (0, 1, 3):
+            table.receive(conns[seat], _answer(requests[seat]))
+        woken: list[int] = []
+        taken: dict[int, list[Outgoing]] = {}
+
+        async def take(conn: Connection) -> None:
+            taken[conn.seat] = await conn.take()
+            woken.append(conn.seat)
+
+        takers = [asyncio.create_task(take(conn)) for conn in conns]
+        await asyncio.sleep(0)  # every writer now waits
+        table.receive(conns[2], _answer(requests[2], call=True))
+        # Handled in the caller, before any writer ran: the step is over.
+        assert table.state.gt == (0, 0, 1, 0) and woken == []
+        await asyncio.wait_for(asyncio.gather(*takers), 1)
+        # The seat that answered first, then the others in play order after it.
+        assert woken == [2, 3, 0, 1]
+        for seat in range(4):
+            # Everything the answer made comes in one take: the four reveals, the seat's last
+            # cards, and its Tichu step request (not to seat 2, a Grand Tichu caller: R-CALL-2).
+            messages = [m for m in taken[seat] if isinstance(m, pb.RefereeMessage)]
+            events = [m.event.type for m in messages if m.HasField("event")]
+            assert events[:4] == ["call_declined", "call_declined", "called", "call_declined"], events
+            assert "cards_dealt" in events
+            requests_now = [m.request.kind for m in messages if m.HasField("request")]
+            assert requests_now == ([] if seat == 2 else [pb.DECISION_KIND_TICHU_STEP])
+        await table.stop()
+
+    asyncio.run(scenario())
