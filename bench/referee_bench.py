@@ -2,15 +2,18 @@
 
 Run `.venv/bin/python bench/referee_bench.py` (about 3 minutes on 2 cores) or `--quick` (under 30 s);
 `--only round-trip|hands|tables` runs one figure. Everything runs on 127.0.0.1. The referee runs
-in a process of its own (`start_server`, as `tichu serve` runs it) beside a bare grpc.aio echo
-service and a control service that reads the tables' statistics; clients run in other processes.
+in a process of its own (`start_server`, as `tichu serve` runs it, writing every replay) beside
+a bare grpc.aio echo service and a control service that reads the tables' statistics; clients
+run in other processes.
 
 1. Round trip per decision. (a) A bare grpc.aio bidirectional stream: the client writes a
    BotMessage and waits for the RefereeMessage the echo servicer returns. (b) The referee: four
    scripted seats answer every DecisionRequest at once (no calls, bomb windows declined, else the
    first legal action); a round trip runs from the Decision leaving the seat to the first message
    the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
-   window resolves on its last answer, so only that answer of a window is timed. The two paths
+   window resolves on its last answer, and Grand Tichu and Tichu-step answers are revealed
+   together: only the answer that completes such a question is timed (the others cause no
+   message, and would time the other seats' answers). The two paths
    alternate in chunks (AB, BA, ...) so that the machine's noise hits both alike; the referee
    process's CPU time per echo and per decision is read between chunks.
 2. Hands per second: one whole match between four sample bots, each a `tichu bot` process as in
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import cProfile
 import functools
@@ -38,6 +42,7 @@ import math
 import multiprocessing
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,6 +110,12 @@ SIMULTANEOUS: frozenset[int] = frozenset(
     {K.DECISION_KIND_GRAND_TICHU, K.DECISION_KIND_TICHU_STEP, K.DECISION_KIND_EXCHANGE}
 )
 SEAT_EVENTS = frozenset({"called", "call_declined"})
+# The referee acts on these when the last seat has answered, and not before: the calls are
+# revealed together (R-GT-1, R-CALL-6), a window resolves on its last answer (R-BOMB-9). The
+# earlier answers make no message at all: each of them would time the other seats' answers.
+TOGETHER: frozenset[int] = frozenset(
+    {K.DECISION_KIND_GRAND_TICHU, K.DECISION_KIND_TICHU_STEP, K.DECISION_KIND_BOMB_WINDOW}
+)
 
 
 # ------------------------------------------------------------------------------------ figures
@@ -209,7 +220,9 @@ class TableClient:
         self.gate = gate  # figure 1: the seats answer only while it is set
         self.think_s = think_s
         self.seats = [_Seat(self, seat, token) for seat, token in enumerate(tokens)]
-        self.window_last = (-1, -1)  # (state version, seat) of the last bomb-window answer sent
+        # (state version, kind, seat) of the last answer sent to a question every seat answers
+        # together: the answer the referee acts on.
+        self.last_together = (-1, -1, -1)
         self.welcomed = 0
         self.result: pb.MatchResult | None = None
         self.ended: dict[str, int] = {}  # how the streams ended: a gRPC status name, or "OK"
@@ -319,9 +332,9 @@ class _Seat:
         else:
             return
         self.pending = None
-        resolved_window = self.table.window_last == (pending.version, self.seat)
-        if pending.kind == K.DECISION_KIND_BOMB_WINDOW and not resolved_window:
-            return  # not the answer that resolved the window
+        last = self.table.last_together == (pending.version, pending.kind, self.seat)
+        if pending.kind in TOGETHER and not last:
+            return  # not the answer that completed the question
         self.table.samples.add(LABELS.get(pending.kind, "other"), pending.sent, arrived - pending.sent)
 
     async def _answer(self, request: pb.DecisionRequest) -> None:
@@ -337,8 +350,8 @@ class _Seat:
         action = self._choose(request)
         sent = time.monotonic()
         self.pending = _Pending(request.request_id, request.state_version, request.kind, sent)
-        if request.kind == K.DECISION_KIND_BOMB_WINDOW:
-            self.table.window_last = (request.state_version, self.seat)
+        if request.kind in TOGETHER:
+            self.table.last_together = (request.state_version, request.kind, self.seat)
         samples = self.table.samples
         if samples.in_window(sent):
             samples.decisions += 1
@@ -456,7 +469,13 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
 
 
 async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float) -> None:
-    running = await start_server(f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock)
+    # Replays are written, as `tichu serve` writes them by default, into a folder that goes with
+    # the process.
+    replays = Path(tempfile.mkdtemp(prefix="tichu-bench-replays-"))
+    atexit.register(shutil.rmtree, replays, True)
+    running = await start_server(
+        f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock, replay_dir=replays
+    )
     stop = asyncio.Event()
     aux = grpc.aio.server()
     aux.add_generic_rpc_handlers(_aux_handlers(running, stop))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +16,15 @@ def _dumps(record: Any, **_: Any) -> str:
 
 
 class ReplayWriter:
-    """Appends records to a replay file, one flushed JSON line each, so a crash loses none.
+    """Appends records to a replay file, one JSON line each, flushed as soon as the referee is
+    done with the input that made them.
 
-    structlog's WriteLogger flushes after every line; this logger has its own processors and
-    no level filter, so the process's logging configuration never drops or reshapes a record.
-    `keep_bytes` (when resuming) first cuts the file back to its last complete line.
+    Inside an event loop, `write` only keeps the record: the lines are rendered, written and
+    flushed together in the loop's next iteration, after the bots' messages have left. Records are never changed once made, so rendering them later writes the same line. A
+    crash loses at most the records of the input being handled. This logger has its own
+    processors and no level filter, so the process's logging configuration never drops or
+    reshapes a record. `keep_bytes` (when resuming) first cuts the file back to its last
+    complete line.
     """
 
     def __init__(self, path: Path, *, keep_bytes: int | None = None) -> None:
@@ -30,18 +36,47 @@ class ReplayWriter:
             self._file = path.open("r+", encoding="utf-8")
             self._file.truncate(keep_bytes)
             self._file.seek(keep_bytes)
+        self._lines = io.StringIO()  # rendered lines, until they are written out together
         self._logger = structlog.wrap_logger(
-            structlog.WriteLogger(self._file),
+            structlog.WriteLogger(self._lines),
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
             wrapper_class=structlog.BoundLogger,
             context_class=dict,
         )
+        self._waiting: list[dict[str, Any]] = []
+        self._flush_due = False
 
     def write(self, record: dict[str, Any]) -> None:
-        """Write one record as one line, flushed."""
-        if not self._file.closed:
+        """Keep one record for the next flush (at once outside an event loop)."""
+        if self._file.closed:
+            return
+        self._waiting.append(record)
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_due = True
+        # A timer, not call_soon: a due timer runs after the callbacks queued before it ran,
+        # and so after the writers woken when the referee is done with the input.
+        loop.call_later(0, self.flush)
+
+    def flush(self) -> None:
+        """Write the records kept so far, one line each, and flush the file."""
+        self._flush_due = False
+        if self._file.closed or not self._waiting:
+            return
+        waiting, self._waiting = self._waiting, []
+        for record in waiting:
             self._logger.msg(**record)
+        self._file.write(self._lines.getvalue())
+        self._lines.seek(0)
+        self._lines.truncate()
+        self._file.flush()
 
     def close(self) -> None:
-        """Close the file; later writes are dropped."""
+        """Write what is kept, then close the file; later writes are dropped."""
+        self.flush()
         self._file.close()

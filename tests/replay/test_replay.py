@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from referee.replay import FORMAT, ReplayFormatError, read_replay
 from referee.replay.cli import verify_files
 from referee.replay.format import RECORD_KINDS
 from referee.replay.rerun import ReplayMismatchError, rerun
+from referee.replay.writer import ReplayWriter
 from referee.rules import RulesConfig, new_game
 from tests.replay.conftest import Played
 
@@ -211,3 +213,35 @@ def test_a_copied_replay_still_verifies_after_a_move(played: Played, tmp_path: P
     moved.parent.mkdir()
     shutil.copy(played.path, moved)
     assert verify_files([moved]) == 0
+
+
+def test_the_writer_flushes_an_inputs_records_together_just_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    first = {"kind": "header", "format": FORMAT, "n": 1}
+    ReplayWriter(path).write(first)  # outside an event loop: written and flushed at once
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [first]
+
+    async def in_a_loop() -> list[list[dict[str, Any]]]:
+        writer = ReplayWriter(path)
+        seen = []
+        writer.write({"kind": "event", "n": 1})
+        writer.write({"kind": "event", "n": 2})
+        seen.append(_lines(path))  # still kept: the bots' messages go first
+        await asyncio.sleep(0.001)
+        seen.append(_lines(path))  # flushed together, in order, once the loop moved on
+        writer.write({"kind": "result", "n": 3})
+        writer.close()  # closing writes what is kept
+        seen.append(_lines(path))
+        writer.write({"kind": "event", "n": 4})  # dropped after close
+        await asyncio.sleep(0.001)
+        seen.append(_lines(path))
+        return seen
+
+    kept, flushed, closed, after = asyncio.run(in_a_loop())
+    assert kept == []
+    assert [r["n"] for r in flushed] == [1, 2]
+    assert [r["n"] for r in closed] == [1, 2, 3] and after == closed
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
