@@ -281,10 +281,11 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 step = MAX_BUNDLE if bundles else 1
                 for start in range(0, len(taken), step):
                     batch = cast(list[pb.RefereeMessage], taken[start : start + step])
-                    now = table.now()
                     for message in batch:
                         if message.HasField("request"):
-                            table.delivered(conn.seat, message.request.request_id, now)
+                            # Listing the legal actions is the referee's time, not the bot's.
+                            table.list_actions(message.request.request_id)
+                            table.delivered(conn.seat, message.request.request_id, table.now())
                     yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
                 if close is not None:
                     if close.code is not None:

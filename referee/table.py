@@ -427,6 +427,8 @@ class Table:
         self._timer_at = math.inf
         self._started = False
         self._pending: dict[int, _Request] = {}  # by seat: at most one open request each
+        # request id -> (state, seat, request) of the requests whose legal actions are not listed yet
+        self._unlisted: dict[int, tuple[State, int, pb.DecisionRequest]] = {}
         # request id -> (seat, "answered" / "timed_out" / "cancelled"), to tell late from unknown
         self._closed_requests: dict[int, tuple[int, str]] = {}
         self._next_request_id = 1
@@ -583,12 +585,14 @@ class Table:
         return self._now()
 
     def delivered(self, seat: int, request_id: int, at: float) -> None:
-        """A request left the referee's outbox for gRPC: its clock starts now, not when made.
+        """A request is leaving for gRPC: its legal actions are listed now (see _issue), and its
+        clock starts now, not when it was made.
 
         Time a request waits behind the referee's own queue is the referee's delay, never the
         bot's: without this, a busy referee timed out bots that had not yet been asked. Bomb
         windows keep one shared end for every seat (R-BOMB-5), so they are left as they are.
         """
+        self.list_actions(request_id)
         request = self._pending.get(seat)
         if (
             request is None
@@ -600,6 +604,13 @@ class Table:
         if lag > 0:
             request.sent_at = at
             request.expires_at += lag
+
+    def list_actions(self, request_id: int) -> None:
+        """Fill in a request's legal actions, if they are not yet (see _issue)."""
+        unlisted = self._unlisted.pop(request_id, None)
+        if unlisted is not None:
+            state, seat, msg = unlisted
+            msg.legal_actions.extend(_wire_actions(legal_decisions(state, seat)))
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat statistics as plain data (decisions, think times, timeouts, calls, bombs, points)."""
@@ -918,6 +929,9 @@ class Table:
         slot = self._seats[conn.seat]
         if slot.conn is not conn:
             return
+        # Its queued requests will not leave: list them now, for the snapshot on reconnection.
+        for rid in [rid for rid, (_, seat, _) in self._unlisted.items() if seat == conn.seat]:
+            self.list_actions(rid)
         slot.conn = None
         slot.away_since = self._now()
         self._broadcast_status(conn.seat, False)
@@ -949,6 +963,7 @@ class Table:
         pending = []
         request = self._pending.get(seat)
         if request is not None:
+            self.list_actions(request.request_id)
             msg = pb.DecisionRequest()
             msg.CopyFrom(request.msg)
             now = self._now()
@@ -1444,7 +1459,13 @@ class Table:
             msg.exchange_give = len(recipients)
             msg.exchange_to.extend(recipients)
         else:
-            msg.legal_actions.extend(_wire_actions(legal_decisions(state, seat)))
+            # Listed when the request leaves (list_actions), by the writer of its stream: a lead
+            # can list hundreds of plays, and building them here would hold back every other
+            # seat's messages of this input. The State is never changed in place, so the list is
+            # the one of the state the request was made for.
+            self._unlisted[rid] = (state, seat, msg)
+            if slot.conn is None:
+                self.list_actions(rid)
         request = _Request(rid, seat, kind, self.state_version, now, limit_s, bank_s, expires_at, msg)
         self._pending[seat] = request
         if slot.conn is not None:

@@ -20,11 +20,11 @@ class ReplayWriter:
     done with the input that made them.
 
     Inside an event loop, `write` only keeps the record: the lines are rendered, written and
-    flushed together in the loop's next iteration, after the bots' messages have left. Records are never changed once made, so rendering them later writes the same line. A
-    crash loses at most the records of the input being handled. This logger has its own
-    processors and no level filter, so the process's logging configuration never drops or
-    reshapes a record. `keep_bytes` (when resuming) first cuts the file back to its last
-    complete line.
+    flushed together in the loop's next iteration, after the bots' messages have left. Records
+    are never changed once made, so rendering them later writes the same line. A crash loses at
+    most the records of the input being handled. This logger has its own processors and no
+    level filter, so the process's logging configuration never drops or reshapes a record.
+    `keep_bytes` (when resuming) first cuts the file back to its last complete line.
     """
 
     def __init__(self, path: Path, *, keep_bytes: int | None = None) -> None:

@@ -66,3 +66,25 @@ def test_an_answer_is_handled_before_receive_returns_and_its_sender_is_woken_fir
         await table.stop()
 
     asyncio.run(scenario())
+
+
+def test_legal_actions_are_listed_as_the_request_leaves_or_when_its_stream_is_gone() -> None:
+    async def scenario() -> None:
+        table, conns, requests = await _seated("lists")
+        # Queued but not yet sent: a lead can list hundreds of plays, which no other seat's
+        # messages should wait for.
+        assert all(len(r.legal_actions) == 0 for r in requests)
+        table.delivered(0, requests[0].request_id, table.now())
+        assert [a.text for a in requests[0].legal_actions] == ["grand_tichu", "no_grand_tichu"]
+        # A stream that ends takes its requests' lists with it: they are made for the snapshot.
+        table.disconnect(conns[1])
+        assert [a.text for a in requests[1].legal_actions] == ["grand_tichu", "no_grand_tichu"]
+        again = await table.connect(1, "bot1")
+        taken = await asyncio.wait_for(again.take(), 1)
+        (snapshot,) = [
+            m.snapshot for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("snapshot")
+        ]
+        assert [a.text for a in snapshot.pending[0].legal_actions] == ["grand_tichu", "no_grand_tichu"]
+        await table.stop()
+
+    asyncio.run(scenario())
