@@ -238,7 +238,7 @@ class Connection:
         return taken
 
 
-# ------------------------------------------------------------------------------------------ inbox
+# ------------------------------------------------------------------------------------------ inputs
 
 
 @dataclass(slots=True)
@@ -887,8 +887,8 @@ class Table:
 
     def _connect(self, item: _Connect) -> None:
         if item.reply.done():
-            # The Play call was cancelled while its Hello waited in the inbox: there is no one
-            # to attach, and the seat stays as it was.
+            # The Play call was cancelled before its Hello was handled: there is no one to
+            # attach, and the seat stays as it was.
             return
         slot = self._seats[item.seat]
         if slot.conn is not None:
