@@ -13,9 +13,9 @@ run in other processes.
    the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
    window resolves on its last answer, and Grand Tichu and Tichu-step answers are revealed
    together: only the answer that completes such a question is timed (the others cause no
-   message, and would time the other seats' answers). The two paths
-   alternate in chunks (AB, BA, ...) so that the machine's noise hits both alike; the referee
-   process's CPU time per echo and per decision is read between chunks.
+   message, and would time the other seats' answers). The two paths alternate in chunks (AB,
+   BA, ...) so that the machine's noise hits both alike; the referee process's CPU time per echo
+   and per decision is read between chunks.
 2. Hands per second: one whole match between four sample bots, each a `tichu bot` process as in
    `tichu demo`: rounds scored / seconds from the match's start to its result (table records).
 3. Tables per referee process: K matches at once, four scripted seats each, driven by two client

@@ -88,3 +88,39 @@ def test_legal_actions_are_listed_as_the_request_leaves_or_when_its_stream_is_go
         await table.stop()
 
     asyncio.run(scenario())
+
+
+def test_an_input_that_arrives_while_another_is_handled_waits_its_turn() -> None:
+    async def scenario() -> None:
+        records: list[dict[str, object]] = []
+        table: Table | None = None
+        conns: list[Connection] = []
+
+        def on_record(record: dict[str, object]) -> None:
+            records.append(record)
+            if record["kind"] == "decision" and record["seat"] == 3 and table is not None:
+                # Arrives in the middle of seat 3's answer, which still has events to make.
+                table.receive(
+                    conns[1], pb.BotMessage(decision=pb.Decision(request_id=999, action=pb.Action()))
+                )
+
+        table = Table("m", RulesConfig(), clock=PATIENT, seed="turns", on_record=on_record)
+        table.start()
+        conns += [await table.connect(seat, f"bot{seat}") for seat in range(4)]
+        requests = []
+        for conn in conns:
+            taken = await asyncio.wait_for(conn.take(), 1)
+            requests += [
+                m.request for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("request")
+            ]
+        for seat in range(4):
+            table.receive(conns[seat], _answer(requests[seat]))
+        kinds = [r["kind"] for r in records]
+        answered = max(i for i, r in enumerate(records) if r["kind"] == "decision")
+        rejected = kinds.index("rejection")
+        # Every record of seat 3's answer (its reveals and the last cards) comes first.
+        assert "event" in kinds[answered:rejected]
+        assert all(kind == "rejection" for kind in kinds[rejected:])
+        await table.stop()
+
+    asyncio.run(scenario())
