@@ -57,7 +57,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_serve_runs_until_sigterm() -> None:
+def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, TOKEN_ENV: "from-the-environment", "PYTHONPATH": str(ROOT)}
     command = [
@@ -69,6 +69,10 @@ def test_serve_runs_until_sigterm() -> None:
         "--insecure",
         "--log-format",
         "json",
+        # Not the default replays/live of the working tree: each run would leave a match there
+        # for the next run to resume.
+        "--replay-dir",
+        str(tmp_path / "replays"),
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
