@@ -116,6 +116,7 @@ class ClockSettings:
     heartbeat_interval_ms: int = 5_000
     heartbeat_timeout_ms: int = 10_000
     reconnect_grace_ms: int = 30_000
+    start_timeout_ms: int = 600_000  # 0 = wait for every seat for ever
 
     def to_proto(self) -> pb.ClockSettings:
         """The wire form."""
@@ -426,6 +427,7 @@ class Table:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
         self._started = False
+        self._started_at = 0.0  # when start() was called: the start timeout runs from then
         self._pending: dict[int, _Request] = {}  # by seat: at most one open request each
         # request id -> (state, seat, request) of the requests whose legal actions are not listed yet
         self._unlisted: dict[int, tuple[State, int, pb.DecisionRequest]] = {}
@@ -530,6 +532,7 @@ class Table:
         """Start the match's clocks (once); messages are handled whether or not it has started."""
         if not self._started:
             self._started = True
+            self._started_at = self._now()
             self._arm_timer(self._next_due())
 
     async def stop(self, reason: str = "the referee is shutting down") -> None:
@@ -743,6 +746,10 @@ class Table:
                 if end < at:
                     at, handler, target = end, None, None
         clock = self.clock
+        if self.status == "waiting" and self._started and clock.start_timeout_ms > 0:
+            start_by = self._started_at + clock.start_timeout_ms / 1000
+            if start_by < at:
+                at, handler, target = start_by, self._no_show, None
         for slot in self._seats:
             conn = slot.conn
             if conn is not None:
@@ -816,6 +823,22 @@ class Table:
         self._log.warning("stream_stalled", seat=seat, timeout_ms=self.clock.heartbeat_timeout_ms)
         conn.close("UNAVAILABLE", f"no Pong (or any message) within {self.clock.heartbeat_timeout_ms} ms")
         self._disconnected(conn, "stalled")
+
+    def _no_show(self, _: object) -> None:
+        """The start timeout passed with seats still absent: their team forfeits (both absent:
+        no winner)."""
+        absent = [slot.seat for slot in self._seats if slot.conn is None]
+        teams = sorted({team_of(seat) for seat in absent})
+        waited = f"{self.clock.start_timeout_ms / 1000:g} s"
+        seats = ", ".join(str(seat) for seat in absent)
+        self._log.warning("start_timed_out", absent=absent, start_timeout_ms=self.clock.start_timeout_ms)
+        if len(teams) == 1:
+            team = teams[0]
+            reason = f"seat {seats} did not connect within {waited}: team {'AB'[team]} forfeits"
+            self._finish(winner=1 - team, forfeiting_team=team, reason=reason, absent=absent)
+        else:
+            reason = f"no contest: seats {seats} did not connect within {waited}"
+            self._finish(winner=-1, forfeiting_team=-1, reason=reason, absent=absent)
 
     def _grace_expired(self, slot: _Seat) -> None:
         slot.abandoned = True
@@ -1498,7 +1521,7 @@ class Table:
                 else f"team {'AB'[winner]} won {totals[winner]} to {totals[1 - winner]}",
             )
 
-    def _finish(self, winner: int, forfeiting_team: int, reason: str) -> None:
+    def _finish(self, winner: int, forfeiting_team: int, reason: str, absent: Sequence[int] = ()) -> None:
         for request in list(self._pending.values()):
             self._cancel(request, "the match is over")
         self.status = "finished"
@@ -1529,6 +1552,8 @@ class Table:
                 "finished_at": self._iso_now(),
                 "rounds": self.state.round + 1,
                 "summary": statistics["seats"],
+                # Only for a start timeout: the seats that never came (the game may not be over).
+                **({"absent": list(absent)} if absent else {}),
             }
         )
         for slot in self._seats:

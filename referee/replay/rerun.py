@@ -178,7 +178,8 @@ def _check_result(run: Rerun, record: Record, line: int) -> None:
     scores = list(state.scores)
     if list(record.get("scores", [])) != scores:
         raise ReplayMismatchError(line, f"the result says scores {record.get('scores')}, the engine {scores}")
-    forfeit = int(record.get("forfeiting_team", -1)) >= 0
+    # A forfeit, a start timeout (its absent seats) or a referee error ends a game that is not over.
+    forfeit = int(record.get("forfeiting_team", -1)) >= 0 or bool(record.get("absent"))
     if not forfeit and not str(record.get("reason", "")).startswith("referee error"):
         if not state.is_over:
             raise ReplayMismatchError(line, "the result ends a game the engine says is not over")

@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from referee.codec import pb
 from referee.replay import read_replay
+from referee.replay.rerun import rerun
 from referee.service import MatchExistsError, RefereeService
 from tests.replay.conftest import Played
 from tests.server.support import ORGANISER, Bot, referee, run
@@ -95,3 +96,29 @@ def test_a_finished_match_is_forgotten_after_its_delay_and_its_replay_stays(tmp_
         assert (tmp_path / "short.jsonl").exists()
 
     run(scenario())
+
+
+def test_a_resumed_match_whose_seats_do_not_come_back_ends_at_the_start_timeout(
+    played: Played, tmp_path: Path
+) -> None:
+    lines = played.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["clock"]["start_timeout_ms"] = 300
+    half = [json.dumps(header) + "\n", *lines[1 : len(lines) // 2]]
+    (tmp_path / "half.jsonl").write_text("".join(half).replace(played.path.stem, "half"), encoding="utf-8")
+
+    async def scenario() -> None:
+        async with referee(replay_dir=tmp_path) as ref:
+            assert ref.server is not None
+            table = ref.server.service.tables["half"]
+            assert table.status == "waiting" and table.state_version > 0
+            async with asyncio.timeout(5):
+                await table.finished.wait()
+            assert table.result is not None and table.result.winner == -1
+            assert table.result.reason.startswith("no contest: seats 0, 1, 2, 3 did not connect")
+
+    run(scenario())
+    replay = read_replay(tmp_path / "half.jsonl")
+    assert replay.result is not None and replay.result["absent"] == [0, 1, 2, 3]
+    assert [r["kind"] for r in replay.records[-2:]] == ["resume", "result"]
+    rerun(replay)  # a game stopped in its middle by the timeout still verifies

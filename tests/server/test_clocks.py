@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from pathlib import Path
 
 import grpc
 from structlog.testing import capture_logs
 
 from referee.codec import pb
+from referee.replay import read_replay
+from referee.replay.rerun import rerun
 from referee.rules import Phase
-from tests.server.support import CALM, Bot, K, Policy, join, random_policy, referee, run
+from tests.server.support import CALM, Bot, K, Policy, first_policy, join, random_policy, referee, run
 
 FAST = dataclasses.replace(CALM, decision_ms=40, window_ms=40, grace_ms=10, bank_ms=0)
 ROUND = '{"match_mode": "fixed_rounds:1"}'
@@ -239,5 +242,61 @@ def test_a_request_clock_starts_when_it_leaves_the_referee_not_when_it_is_made()
             table.tick()
             await asyncio.sleep(0.1)
             assert late() == [0, 1, 2, 3]
+
+    run(scenario())
+
+
+def test_a_match_whose_seats_do_not_all_come_ends_at_the_start_timeout(tmp_path: Path) -> None:
+    clock = dataclasses.replace(CALM, start_timeout_ms=300)
+
+    async def scenario() -> None:
+        async with referee(clock, replay_dir=tmp_path) as ref:
+            # Team A's seats come; seat 1 comes and goes; seat 3 never comes.
+            present = await ref.create(seed="absent-b")
+            tokens = list(present.seat_tokens)
+            bots = [Bot(ref, tokens[0], first_policy), Bot(ref, tokens[2], first_policy)]
+            leaver = Bot(ref, tokens[1])
+            for bot in (*bots, leaver):
+                await bot.open()
+                await bot.until(lambda m: m.WhichOneof("kind") == "welcome")
+            await leaver.close()
+            # Nobody comes at all.
+            empty = await ref.create(seed="absent-all")
+            for bot in bots:
+                await bot.until(lambda m: m.WhichOneof("kind") == "result", timeout_s=5)
+            for match_id, winner, forfeiting, absent in (
+                (present.match_id, 0, 1, [1, 3]),
+                (empty.match_id, -1, -1, [0, 1, 2, 3]),
+            ):
+                table = ref.table(match_id)
+                async with asyncio.timeout(5):
+                    await table.finished.wait()
+                assert table.result is not None
+                assert (table.result.winner, table.result.forfeiting_team) == (winner, forfeiting)
+                assert table.result.forfeit == (forfeiting >= 0)
+                assert table.state_version == 0  # no card was dealt to a decision
+                replay = read_replay(tmp_path / f"{match_id}.jsonl")
+                assert replay.result is not None and replay.result["absent"] == absent
+                rerun(replay)  # and the replay verifies
+            seats = ", ".join(str(s) for s in [1, 3])
+            assert bots[0].result is not None
+            assert bots[0].result.reason == f"seat {seats} did not connect within 0.3 s: team B forfeits"
+            # A late bot is told the result, and the seat is not taken any more.
+            late = Bot(ref, tokens[3])
+            await late.open()
+            await late.until(lambda m: m.WhichOneof("kind") == "result", timeout_s=5)
+
+    run(scenario())
+
+
+def test_the_start_timeout_can_be_off_and_a_match_then_waits() -> None:
+    clock = dataclasses.replace(CALM, start_timeout_ms=0)
+
+    async def scenario() -> None:
+        async with referee(clock) as ref:
+            response = await ref.create(seed="patient")
+            table = ref.table(response.match_id)
+            await asyncio.sleep(0.5)
+            assert table.status == "waiting" and table.result is None
 
     run(scenario())

@@ -236,7 +236,7 @@ class RulesConfig(_message.Message):
     def __init__(self, json: _Optional[str] = ..., preset: _Optional[str] = ...) -> None: ...
 
 class ClockSettings(_message.Message):
-    __slots__ = ("decision_ms", "bank_ms", "grace_ms", "window_ms", "fixed_length_windows", "max_violations", "heartbeat_interval_ms", "heartbeat_timeout_ms", "reconnect_grace_ms")
+    __slots__ = ("decision_ms", "bank_ms", "grace_ms", "window_ms", "fixed_length_windows", "max_violations", "heartbeat_interval_ms", "heartbeat_timeout_ms", "reconnect_grace_ms", "start_timeout_ms")
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
@@ -246,6 +246,7 @@ class ClockSettings(_message.Message):
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     decision_ms: int
     bank_ms: int
     grace_ms: int
@@ -255,7 +256,8 @@ class ClockSettings(_message.Message):
     heartbeat_interval_ms: int
     heartbeat_timeout_ms: int
     reconnect_grace_ms: int
-    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., window_ms: _Optional[int] = ..., fixed_length_windows: _Optional[bool] = ..., max_violations: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ...) -> None: ...
+    start_timeout_ms: int
+    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., window_ms: _Optional[int] = ..., fixed_length_windows: _Optional[bool] = ..., max_violations: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ..., start_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class Snapshot(_message.Message):
     __slots__ = ("state_version", "observation_json", "pending")
