@@ -347,7 +347,9 @@ def first_policy(bot: Bot, request: pb.DecisionRequest) -> pb.Action:
     return legal[0]
 
 
-async def join(ref: Referee, tokens: Sequence[str], policies: Sequence[Policy | None]) -> list[Bot]:
+async def join(
+    ref: Referee, tokens: Sequence[str], policies: Sequence[Policy | None], timeout_s: float = 10.0
+) -> list[Bot]:
     """Connect one bot per seat (in seat order) and wait until each has its Welcome."""
     bots = [
         Bot(ref, token, policy, name=f"bot{seat}")
@@ -355,5 +357,5 @@ async def join(ref: Referee, tokens: Sequence[str], policies: Sequence[Policy | 
     ]
     for bot in bots:
         await bot.open()
-        await bot.until(lambda m: m.WhichOneof("kind") == "welcome")
+        await bot.until(lambda m: m.WhichOneof("kind") == "welcome", timeout_s)
     return bots

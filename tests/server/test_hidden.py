@@ -126,7 +126,10 @@ def play_games(port: int, games: list[tuple[str, list[str]]]) -> list[list[tuple
             ref = Referee(None, channel, referee_pb2_grpc.RefereeStub(channel))  # type: ignore[no-untyped-call]
 
             async def game(name: str, tokens: list[str]) -> list[tuple[int, list[bytes]]]:
-                bots = await join(ref, tokens, [random_policy(f"{name}/{s}") for s in range(len(tokens))])
+                # 400 streams open at once: on a loaded machine a Welcome can take more than the
+                # 10 s join() waits by default (CI once timed out here); 60 s, within the test's 180.
+                policies = [random_policy(f"{name}/{s}") for s in range(len(tokens))]
+                bots = await join(ref, tokens, policies, timeout_s=60)
                 await asyncio.gather(*(bot.play() for bot in bots))
                 return [(bot.seat, [m.SerializeToString() for m in bot.received]) for bot in bots]
 
