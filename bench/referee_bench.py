@@ -58,6 +58,7 @@ import grpc
 from referee import log
 from referee.codec import pb, unbundle
 from referee.match_demo import DEMO_CLOCK
+from referee.replay.tally import percentile
 from referee.server import RunningServer, start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -119,14 +120,6 @@ TOGETHER: frozenset[int] = frozenset(
 
 
 # ------------------------------------------------------------------------------------ figures
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(len(ordered) * fraction)) - 1]
 
 
 @dataclass(frozen=True, slots=True)

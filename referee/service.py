@@ -283,9 +283,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                     batch = cast(list[pb.RefereeMessage], taken[start : start + step])
                     for message in batch:
                         if message.HasField("request"):
-                            # Listing the legal actions is the referee's time, not the bot's.
-                            table.list_actions(message.request.request_id)
-                            table.delivered(conn.seat, message.request.request_id, table.now())
+                            table.delivered(conn.seat, message.request.request_id)
                     yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
                 if close is not None:
                     if close.code is not None:

@@ -587,15 +587,17 @@ class Table:
         """The table's clock (monotonic seconds; injectable for tests)."""
         return self._now()
 
-    def delivered(self, seat: int, request_id: int, at: float) -> None:
+    def delivered(self, seat: int, request_id: int, at: float | None = None) -> None:
         """A request is leaving for gRPC: its legal actions are listed now (see _issue), and its
-        clock starts now, not when it was made.
+        clock starts then (`at`, by default once they are listed), not when it was made.
 
         Time a request waits behind the referee's own queue is the referee's delay, never the
         bot's: without this, a busy referee timed out bots that had not yet been asked. Bomb
         windows keep one shared end for every seat (R-BOMB-5), so they are left as they are.
         """
-        self.list_actions(request_id)
+        self._list_actions(request_id)
+        if at is None:
+            at = self._now()  # listing the legal actions is the referee's time, not the bot's
         request = self._pending.get(seat)
         if (
             request is None
@@ -608,7 +610,7 @@ class Table:
             request.sent_at = at
             request.expires_at += lag
 
-    def list_actions(self, request_id: int) -> None:
+    def _list_actions(self, request_id: int) -> None:
         """Fill in a request's legal actions, if they are not yet (see _issue)."""
         unlisted = self._unlisted.pop(request_id, None)
         if unlisted is not None:
@@ -954,7 +956,7 @@ class Table:
             return
         # Its queued requests will not leave: list them now, for the snapshot on reconnection.
         for rid in [rid for rid, (_, seat, _) in self._unlisted.items() if seat == conn.seat]:
-            self.list_actions(rid)
+            self._list_actions(rid)
         slot.conn = None
         slot.away_since = self._now()
         self._broadcast_status(conn.seat, False)
@@ -986,7 +988,7 @@ class Table:
         pending = []
         request = self._pending.get(seat)
         if request is not None:
-            self.list_actions(request.request_id)
+            self._list_actions(request.request_id)
             msg = pb.DecisionRequest()
             msg.CopyFrom(request.msg)
             now = self._now()
@@ -1482,13 +1484,13 @@ class Table:
             msg.exchange_give = len(recipients)
             msg.exchange_to.extend(recipients)
         else:
-            # Listed when the request leaves (list_actions), by the writer of its stream: a lead
+            # Listed when the request leaves (delivered), by the writer of its stream: a lead
             # can list hundreds of plays, and building them here would hold back every other
             # seat's messages of this input. The State is never changed in place, so the list is
             # the one of the state the request was made for.
             self._unlisted[rid] = (state, seat, msg)
             if slot.conn is None:
-                self.list_actions(rid)
+                self._list_actions(rid)
         request = _Request(rid, seat, kind, self.state_version, now, limit_s, bank_s, expires_at, msg)
         self._pending[seat] = request
         if slot.conn is not None:

@@ -23,12 +23,11 @@ Record = dict[str, Any]
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile, rounded to 0.1; 0 for no values."""
+    """The nearest-rank percentile; 0 for no values."""
     if not values:
         return 0.0
     ordered = sorted(values)
-    rank = max(1, math.ceil(len(ordered) * fraction))
-    return round(ordered[rank - 1], 1)
+    return ordered[max(1, math.ceil(len(ordered) * fraction)) - 1]
 
 
 @dataclass(slots=True)
@@ -59,8 +58,8 @@ class SeatTally:
             "bot_name": self.bot_name,
             "bot_version": self.bot_version,
             "decisions": self.decisions,
-            "think_ms_p50": percentile(self.think_ms, 0.50),
-            "think_ms_p99": percentile(self.think_ms, 0.99),
+            "think_ms_p50": round(percentile(self.think_ms, 0.50), 1),
+            "think_ms_p99": round(percentile(self.think_ms, 0.99), 1),
             "timeouts": self.timeouts,
             "rejections": self.rejections,
             "tichu_calls": self.tichu_calls,

@@ -54,6 +54,13 @@ def test_defaults_and_hands_rounded_up_to_whole_board_pairs() -> None:
     assert config.sprt.elo1 == 50 and config.sprt.stop_early
 
 
+def test_the_runner_not_the_referee_decides_about_bots_that_do_not_come() -> None:
+    # A game whose seats never all connect is stopped by the runner for resume, not forfeited.
+    assert parse_config(GOOD).clock.start_timeout_ms == 0
+    given = parse_config(GOOD + "\n[clock]\nstart_timeout_ms = 90000\n")
+    assert given.clock.start_timeout_ms == 90_000
+
+
 def test_unknown_field_names_its_line() -> None:
     error = _error(GOOD.replace("concurrency = 4", "concurency = 4"))
     assert error.line == 5
