@@ -13,9 +13,14 @@ run in other processes.
    the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
    window resolves on its last answer, and Grand Tichu and Tichu-step answers are revealed
    together: only the answer that completes such a question is timed (the others cause no
-   message, and would time the other seats' answers). The two paths alternate in chunks (AB,
-   BA, ...) so that the machine's noise hits both alike; the referee process's CPU time per echo
-   and per decision is read between chunks.
+   message, and would time the other seats' answers). (c) A bare grpc.aio relay, a diagnostic
+   with no bar: the same scripted seats, timed the same way, on four streams that carry the
+   referee's messages of regular turns (a played or passed event and a window request to every
+   seat, then a window_closed event to every seat and a turn request, with payloads the engine
+   listed for a real game) and nothing else: no rule, clock or replay. (b)/(c) is what the
+   referee costs beyond the gRPC traffic that any referee of these rules must make. The three
+   paths alternate in chunks (ABC, CBA, ...) so that the machine's noise hits them alike; the
+   server process's CPU time per echo and per decision is read between chunks.
 2. Hands per second: one whole match between four sample bots, each a `tichu bot` process as in
    `tichu demo`: rounds scored / seconds from the match's start to its result (table records).
 3. Tables per referee process: K matches at once, four scripted seats each, driven by two client
@@ -56,9 +61,10 @@ from typing import Any
 import grpc
 
 from referee import log
-from referee.codec import pb, unbundle
+from referee.codec import action_to_proto, pb, unbundle
 from referee.match_demo import DEMO_CLOCK
 from referee.replay.tally import percentile
+from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_decisions, new_game, to_act
 from referee.server import RunningServer, start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -66,6 +72,10 @@ from referee.wire.tichu.v1 import referee_pb2_grpc
 REPO = Path(__file__).resolve().parent.parent
 LOOPBACK = "127.0.0.1"
 ECHO_PLAY = "/bench.Echo/Play"
+RELAY_PLAY = "/bench.Relay/Play"
+REFEREE_PLAY = "/tichu.v1.Referee/Play"
+# The relay replays the wire payloads of this many turns of a real game, over and over.
+RELAY_TURNS = 400
 CONTROL_CPU = "/bench.Control/Cpu"
 CONTROL_STATS = "/bench.Control/Stats"
 CONTROL_FINISHED = "/bench.Control/Finished"
@@ -197,7 +207,7 @@ class _Pending:
 
 
 class TableClient:
-    """The four scripted seats of one match, on one channel; each answers every request at once."""
+    """The four scripted seats of one match (or relay), on one channel; each answers every request at once."""
 
     def __init__(
         self,
@@ -207,8 +217,13 @@ class TableClient:
         *,
         gate: asyncio.Event | None = None,
         think_s: float = 0.0,
+        path: str = REFEREE_PLAY,
     ) -> None:
-        self.stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+        self.open_stream = channel.stream_stream(
+            path,
+            request_serializer=pb.BotMessage.SerializeToString,
+            response_deserializer=pb.RefereeMessage.FromString,
+        )
         self.samples = samples
         self.gate = gate  # figure 1: the seats answer only while it is set
         self.think_s = think_s
@@ -245,7 +260,7 @@ class _Seat:
 
     async def run(self) -> None:
         """Hello, then read and answer until the stream ends."""
-        call = self.call = self.table.stub.Play()
+        call = self.call = self.table.open_stream()
         ended = "OK"
         try:
             await call.write(
@@ -404,6 +419,176 @@ def _echo_handler() -> Any:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """The wire payloads of one regular turn of a real game: its request's actions, its event."""
+
+    actions: tuple[pb.Action, ...]
+    event_type: str
+    event_json: str
+
+
+def scripted_turns(count: int, seed: str) -> list[_Turn]:
+    """The first `count` turns of a game the scripted seats would play (first legal action, no
+    calls, windows declined), as the engine lists and reports them."""
+    state, _ = new_game(OFFICIAL, seed)
+    turns: list[_Turn] = []
+    while len(turns) < count:
+        owed = to_act(state)
+        if not owed:
+            state, _ = new_game(OFFICIAL, f"{seed}/{len(turns)}")
+            continue
+        if state.window:
+            state, _ = answer_window(state, {seat: Decline() for seat in state.window})
+            continue
+        seat = owed[0]
+        options = legal_decisions(state, seat)
+        quiet = [a for a in options if action_to_proto(a).text in QUIET]
+        action = quiet[0] if quiet else options[0]
+        regular_turn = state.phase is Phase.PLAY and state.gift < 0
+        state, events = apply(state, seat, action)
+        data = events[0].to_json() if events else {}
+        if regular_turn and data.get("type") in ("played", "passed"):
+            turns.append(
+                _Turn(
+                    tuple(action_to_proto(a) for a in options),
+                    data["type"],
+                    json.dumps(data, separators=(",", ":")),
+                )
+            )
+    return turns
+
+
+class _Outlet:
+    """A relay stream's queued messages; its writer takes them all once woken."""
+
+    def __init__(self) -> None:
+        self.queued: list[pb.RefereeMessage] = []
+        self.ready = asyncio.Event()
+
+    async def take(self) -> list[pb.RefereeMessage]:
+        while not (self.queued and self.ready.is_set()):
+            self.ready.clear()
+            await self.ready.wait()
+        taken, self.queued = self.queued, []
+        self.ready.clear()
+        return taken
+
+
+class _RelayGroup:
+    """Four streams that exchange the referee's messages of regular turns, with no referee.
+
+    A turn answer brings every seat the played event and a bomb-window request; the fourth
+    window answer brings every seat a window_closed event and the next seat its turn request.
+    Those are the reads, writes, bundles and payload sizes of a trick at the referee, with no
+    rule, clock, record or replay behind them: what gRPC alone costs for the referee's traffic.
+    """
+
+    def __init__(self, turns: Sequence[_Turn]) -> None:
+        self.turns = turns
+        self.outlets: list[_Outlet | None] = [None] * 4
+        self.version = 0
+        self.request_id = 0
+        self.turn = 0
+        self.actor = 0
+        self.answered: set[int] = set()
+        self.decline = pb.Action(decline=pb.Empty(), text="decline")
+
+    def join(self, seat: int) -> _Outlet:
+        outlet = self.outlets[seat] = _Outlet()
+        if all(self.outlets):
+            self._request(self.actor, K.DECISION_KIND_PLAY, self.turns[self.turn].actions)
+            self._wake(self.actor)
+        return outlet
+
+    def _request(self, seat: int, kind: int, actions: Sequence[pb.Action]) -> None:
+        self.request_id += 1
+        msg = pb.RefereeMessage()
+        request = msg.request
+        request.request_id = self.request_id
+        request.kind = kind  # type: ignore[assignment]
+        request.state_version = self.version
+        request.deadline_ms = 600_000
+        request.legal_actions.extend(actions)
+        self._send(seat, msg)
+
+    def _event(self, seat: int, event_type: str, event_json: str) -> None:
+        msg = pb.RefereeMessage()
+        msg.event.seq = self.version
+        msg.event.state_version = self.version
+        msg.event.type = event_type
+        msg.event.json = event_json
+        self._send(seat, msg)
+
+    def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
+        outlet = self.outlets[seat]
+        if outlet is not None:
+            outlet.queued.append(msg)
+
+    def _wake(self, first: int) -> None:
+        for n in range(4):
+            outlet = self.outlets[(first + n) % 4]
+            if outlet is not None and outlet.queued:
+                outlet.ready.set()
+
+    def received(self, seat: int, msg: pb.BotMessage) -> None:
+        """A seat's answer: the turn's or a window's."""
+        if not msg.HasField("decision"):
+            return
+        if msg.decision.action.HasField("decline"):
+            self.answered.add(seat)
+            if len(self.answered) < 4:
+                return
+            self.answered.clear()
+            self.version += 1
+            self.turn = (self.turn + 1) % len(self.turns)
+            self.actor = (self.actor + 1) % 4
+            for other in range(4):
+                self._event(other, "window_closed", '{"type":"window_closed"}')
+            self._request(self.actor, K.DECISION_KIND_PLAY, self.turns[self.turn].actions)
+        else:
+            self.version += 1
+            turn = self.turns[self.turn]
+            for other in range(4):
+                self._event(other, turn.event_type, turn.event_json)
+                self._request(other, K.DECISION_KIND_BOMB_WINDOW, (self.decline,))
+        self._wake(seat)
+
+
+def _relay_handler() -> Any:
+    """The bare relay: groups of four streams, named by their Hello tokens ("GROUP/SEAT")."""
+    groups: dict[str, _RelayGroup] = {}
+    turns: list[_Turn] = []
+
+    async def forward(requests: Any, group: _RelayGroup, seat: int) -> None:
+        with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
+            async for msg in requests:
+                group.received(seat, msg)
+
+    async def play(requests: Any, context: Any) -> Any:
+        stream = aiter(requests)
+        name, seat_text = (await anext(stream)).hello.token.rsplit("/", 1)
+        seat = int(seat_text)
+        if not turns:  # listed once, when first needed: the other figures do not use the relay
+            turns.extend(scripted_turns(RELAY_TURNS, "relay"))
+        group = groups.setdefault(name, _RelayGroup(turns))
+        outlet = group.join(seat)
+        reader = asyncio.create_task(forward(stream, group, seat))
+        try:
+            while True:
+                batch = await outlet.take()
+                yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
+        finally:
+            reader.cancel()
+            group.outlets[seat] = None
+
+    return grpc.stream_stream_rpc_method_handler(
+        play,
+        request_deserializer=pb.BotMessage.FromString,
+        response_serializer=pb.RefereeMessage.SerializeToString,
+    )
+
+
 def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
     """The echo and control services that sit beside the referee in its process."""
     service = running.service
@@ -449,6 +634,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
 
     return [
         grpc.method_handlers_generic_handler("bench.Echo", {"Play": _echo_handler()}),
+        grpc.method_handlers_generic_handler("bench.Relay", {"Play": _relay_handler()}),
         grpc.method_handlers_generic_handler(
             "bench.Control",
             {
@@ -567,15 +753,20 @@ class ServerProcess:
 
 @dataclass(frozen=True, slots=True)
 class RoundTrips:
-    """Figure 1: the bare echo's round trips and the referee's, measured side by side."""
+    """Figure 1: the bare echo's, the bare relay's and the referee's round trips, side by side."""
 
     echo: Latency
+    relay: Latency
     referee: Latency
     by_class: dict[str, Latency]
+    relay_by_class: dict[str, Latency]
     echo_cpu_us: float  # the server process's CPU time per echo round trip
+    relay_cpu_us: float  # the server process's CPU time per relayed decision (timed or not)
     decision_cpu_us: float  # the referee process's CPU time per decision (timed or not)
     decisions: int  # decisions the seats sent, timed or not
     messages: int  # messages the seats received
+    relay_decisions: int  # the same two on the relay
+    relay_messages: int
     matches: int
     rejections: int
 
@@ -590,6 +781,16 @@ class RoundTrips:
         return self.referee.p99_ms / self.echo.p99_ms if self.echo.p99_ms else math.inf
 
     @property
+    def over_relay_p50(self) -> float:
+        """Referee p50 / relay p50: what the referee costs beyond the gRPC traffic it makes."""
+        return self.referee.p50_ms / self.relay.p50_ms if self.relay.p50_ms else math.inf
+
+    @property
+    def over_relay_p99(self) -> float:
+        """Referee p99 / relay p99."""
+        return self.referee.p99_ms / self.relay.p99_ms if self.relay.p99_ms else math.inf
+
+    @property
     def meets_bars(self) -> bool:
         """p50 under 1 ms, p99 under 5 ms, both under twice the echo's."""
         return (
@@ -601,28 +802,40 @@ class RoundTrips:
 
 
 class _MatchSeries:
-    """Matches played one after another by four scripted seats, paused between chunks."""
+    """Matches played one after another by four scripted seats, paused between chunks; or, with
+    `relay`, the same seats on the bare relay."""
 
     def __init__(
-        self, channel: Any, metadata: Sequence[tuple[str, str]], samples: Samples, seed: str
+        self,
+        channel: Any,
+        metadata: Sequence[tuple[str, str]],
+        samples: Samples,
+        seed: str,
+        relay: bool = False,
     ) -> None:
         self.channel = channel
         self.stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
         self.metadata = metadata
         self.samples = samples
         self.seed = seed
+        self.relay = relay
         self.gate = asyncio.Event()
         self.table: TableClient | None = None
         self.task: asyncio.Task[None] | None = None
         self.matches = 0
 
     async def _start(self) -> None:
-        created = await self.stub.CreateMatch(
-            pb.CreateMatchRequest(rules_json=LONG_GAME, seed=f"{self.seed}/{self.matches}"),
-            metadata=self.metadata,
-        )
+        if self.relay:
+            tokens = [f"{self.seed}-{self.matches}/{seat}" for seat in range(4)]
+        else:
+            created = await self.stub.CreateMatch(
+                pb.CreateMatchRequest(rules_json=LONG_GAME, seed=f"{self.seed}/{self.matches}"),
+                metadata=self.metadata,
+            )
+            tokens = list(created.seat_tokens)
         self.matches += 1
-        self.table = TableClient(self.channel, list(created.seat_tokens), self.samples, gate=self.gate)
+        path = RELAY_PLAY if self.relay else REFEREE_PLAY
+        self.table = TableClient(self.channel, tokens, self.samples, gate=self.gate, path=path)
         self.task = asyncio.create_task(self.table.play())
 
     async def chunk(self, count: int, timeout_s: float) -> None:
@@ -673,9 +886,11 @@ async def _echo_chunk(call: Any, count: int, into: list[float]) -> None:
 
 async def _round_trips(server: ServerProcess, decisions: int, chunk: int, seed: str) -> RoundTrips:
     samples = Samples()
+    relay_samples = Samples()
     echo_times: list[float] = []
     chunk_timeout_s = max(30.0, chunk * 0.05)
-    cpu_s = {"echo": 0.0, "referee": 0.0}  # the referee process's CPU time during each path's chunks
+    # The server process's CPU time during each path's chunks.
+    cpu_s = {"echo": 0.0, "relay": 0.0, "referee": 0.0}
     async with (
         grpc.aio.insecure_channel(server.address) as channel,
         grpc.aio.insecure_channel(server.aux_address) as aux,
@@ -687,6 +902,7 @@ async def _round_trips(server: ServerProcess, decisions: int, chunk: int, seed: 
         )()
         read_cpu = aux.unary_unary(CONTROL_CPU)
         series = _MatchSeries(channel, server.metadata, samples, seed)
+        relay = _MatchSeries(aux, (), relay_samples, seed, relay=True)
 
         async def timed(path: str, run: Callable[[], Awaitable[None]]) -> None:
             before = json.loads(await read_cpu(b"{}", timeout=10))["cpu_s"]
@@ -694,34 +910,44 @@ async def _round_trips(server: ServerProcess, decisions: int, chunk: int, seed: 
             cpu_s[path] += json.loads(await read_cpu(b"{}", timeout=10))["cpu_s"] - before
 
         try:
-            # Warm up both paths, then forget what they measured.
+            # Warm up every path, then forget what they measured.
             await _echo_chunk(echo, min(chunk, 200), [])
-            await series.chunk(min(chunk, 200), chunk_timeout_s)
-            samples.by_class.clear()
-            samples.count = samples.rejections = samples.decisions = samples.messages = 0
+            for warmed in (samples, relay_samples):
+                await (series if warmed is samples else relay).chunk(min(chunk, 200), chunk_timeout_s)
+                warmed.by_class.clear()
+                warmed.count = warmed.rejections = warmed.decisions = warmed.messages = 0
             chunks = max(1, math.ceil(decisions / chunk))
             for n in range(chunks):
                 size = min(chunk, decisions - n * chunk)
                 runs: list[tuple[str, Callable[[], Awaitable[None]]]] = [
                     ("echo", functools.partial(_echo_chunk, echo, size, echo_times)),
+                    ("relay", functools.partial(relay.chunk, size, chunk_timeout_s)),
                     ("referee", functools.partial(series.chunk, size, chunk_timeout_s)),
                 ]
-                # AB, then BA: neither path always runs right after the other.
+                # ABC, then CBA: no path always runs right after the same other one.
                 for path, run in runs if n % 2 == 0 else runs[::-1]:
                     await timed(path, run)
         finally:
             echo.cancel()
             await series.close()
+            await relay.close()
     return RoundTrips(
         echo=Latency.of(echo_times),
+        relay=Latency.of(relay_samples.all()),
         referee=Latency.of(samples.all()),
         by_class={label: Latency.of(values) for label, values in sorted(samples.by_class.items())},
+        relay_by_class={
+            label: Latency.of(values) for label, values in sorted(relay_samples.by_class.items())
+        },
         echo_cpu_us=cpu_s["echo"] / max(1, len(echo_times)) * 1e6,
+        relay_cpu_us=cpu_s["relay"] / max(1, relay_samples.decisions) * 1e6,
         decision_cpu_us=cpu_s["referee"] / max(1, samples.decisions) * 1e6,
         decisions=samples.decisions,
         messages=samples.messages,
+        relay_decisions=relay_samples.decisions,
+        relay_messages=relay_samples.messages,
         matches=series.matches,
-        rejections=samples.rejections,
+        rejections=samples.rejections + relay_samples.rejections,
     )
 
 
@@ -879,15 +1105,18 @@ async def _drive(
 def drive_in_process(conn: Connection) -> None:
     """Entry point of a client process: the scripted seats of the tables it is given, step by step."""
     log.configure(level="warning", force=True)
-    while True:
-        try:
-            command = conn.recv()
-        except EOFError:
-            return
-        if command[0] != "step":
-            return
-        _, address, tables, think_s, limit_s, connect_s = command
-        conn.send(("done", asyncio.run(_drive(conn, address, tables, think_s, limit_s, connect_s))))
+    # One event loop for every step: grpc.aio's poller keeps the loop it first served, and
+    # reports to a closed one ("Event loop is closed") if each step ran in a new loop.
+    with asyncio.Runner() as runner:
+        while True:
+            try:
+                command = conn.recv()
+            except EOFError:
+                return
+            if command[0] != "step":
+                return
+            _, address, tables, think_s, limit_s, connect_s = command
+            conn.send(("done", runner.run(_drive(conn, address, tables, think_s, limit_s, connect_s))))
 
 
 class _Workers:
@@ -1082,14 +1311,23 @@ def _print_round_trips(result: RoundTrips, command: str) -> None:
     print(f"   (b) referee decision:     {result.referee}")
     for label, latency in result.by_class.items():
         print(f"       {label + ':':<22} {latency}")
+    print(f"   (c) bare grpc.aio relay:  {result.relay}")
+    for label, latency in result.relay_by_class.items():
+        print(f"       {label + ':':<22} {latency}")
     added = result.referee.p50_ms - result.echo.p50_ms
     print(
         f"   (b)/(a): p50 x{result.ratio_p50:.2f}, p99 x{result.ratio_p99:.2f}; "
         f"the referee adds {added:.3f} ms at p50"
     )
     print(
+        f"   (b)/(c): p50 x{result.over_relay_p50:.2f}, p99 x{result.over_relay_p99:.2f}: the referee "
+        "against gRPC alone carrying the same messages of a trick (diagnostic, no bar)"
+    )
+    print(
         f"   server CPU: {result.decision_cpu_us:.0f} us per referee decision ({result.decisions} decisions, "
         f"timed or not, {result.messages / max(1, result.decisions):.2f} messages to the seats each), "
+        f"{result.relay_cpu_us:.0f} us per relayed decision "
+        f"({result.relay_messages / max(1, result.relay_decisions):.2f} messages each), "
         f"{result.echo_cpu_us:.0f} us per echo"
     )
     print(
@@ -1149,6 +1387,8 @@ def _figure_round_trips(decisions: int, chunk: int, seed: str) -> Summary:
             f"x{trips.ratio_p50:.2f} / x{trips.ratio_p99:.2f}",
             f"< x{RATIO_BAR:g}",
         ),
+        ("relay round trip p50 / p99", f"{trips.relay.p50_ms:.3f} / {trips.relay.p99_ms:.3f} ms", ""),
+        ("referee / relay, p50 / p99", f"x{trips.over_relay_p50:.2f} / x{trips.over_relay_p99:.2f}", ""),
     ]
 
 

@@ -26,17 +26,31 @@ def test_percentile_is_nearest_rank() -> None:
     assert (latency.count, latency.p50_ms, latency.p99_ms) == (4, 2.0, 4.0)
 
 
-def test_round_trips_of_the_echo_and_the_referee() -> None:
+def test_round_trips_of_the_echo_the_relay_and_the_referee() -> None:
     trips = bench.measure_round_trips(decisions=60, chunk=30, seed="smoke")
     assert trips.echo.count == 60
-    assert trips.referee.count >= 60
-    for latency in (trips.echo, trips.referee, *trips.by_class.values()):
+    assert trips.referee.count >= 60 and trips.relay.count >= 60
+    for latency in (trips.echo, trips.referee, trips.relay, *trips.by_class.values()):
         assert is_figure(latency.p50_ms) and latency.p50_ms <= latency.p99_ms
     assert set(trips.by_class) <= {"call", "exchange", "turn", "window"}
+    # The relay carries regular turns only, and times both of their kinds.
+    assert set(trips.relay_by_class) == {"turn", "window"}
     assert is_figure(trips.ratio_p50) and is_figure(trips.ratio_p99)
-    assert is_figure(trips.echo_cpu_us) and is_figure(trips.decision_cpu_us)
+    assert is_figure(trips.over_relay_p50) and is_figure(trips.over_relay_p99)
+    assert is_figure(trips.echo_cpu_us) and is_figure(trips.decision_cpu_us) and is_figure(trips.relay_cpu_us)
     assert trips.decisions >= trips.referee.count and trips.messages > trips.decisions
+    assert trips.relay_decisions >= trips.relay.count and trips.relay_messages > trips.relay_decisions
     assert trips.rejections == 0 and trips.matches >= 1
+
+
+def test_relay_payloads_come_from_a_real_game() -> None:
+    turns = bench.scripted_turns(60, "smoke")
+    assert len(turns) == 60
+    assert {turn.event_type for turn in turns} == {"played", "passed"}
+    # A regular turn lists what the engine allows: a lead lists plays, a follow also "pass".
+    assert all(turn.actions and all(action.text for action in turn.actions) for turn in turns)
+    assert any(len(turn.actions) > 5 for turn in turns)
+    assert any(any(action.text == "pass" for action in turn.actions) for turn in turns)
 
 
 def test_hands_per_second_with_bot_processes() -> None:
