@@ -42,6 +42,7 @@ import atexit
 import contextlib
 import cProfile
 import functools
+import gc
 import json
 import math
 import multiprocessing
@@ -63,9 +64,10 @@ import grpc
 from referee import log
 from referee.codec import action_to_proto, pb, unbundle
 from referee.match_demo import DEMO_CLOCK
+from referee.replay.format import read_replay
 from referee.replay.tally import percentile
 from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_decisions, new_game, to_act
-from referee.server import RunningServer, start_server
+from referee.server import RunningServer, freeze_startup_heap, start_server
 from referee.table import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -105,6 +107,9 @@ PROFILE_DIR = ""
 # --no-bundles: the scripted seats do not accept Bundles (one gRPC message per referee message),
 # to compare with the SDK's way. An environment variable, so the client processes see it too.
 BUNDLES_ENV = "TICHU_BENCH_BUNDLES"
+# --no-freeze: the referee process does not freeze its start-up heap (`tichu serve` does), to
+# compare the garbage collector's pauses.
+FREEZE_ENV = "TICHU_BENCH_FREEZE"
 # The scripted seats' answers: no calls, bomb windows declined.
 QUIET = frozenset({"no_grand_tichu", "no_tichu", "decline"})
 K = pb.DecisionKind
@@ -589,6 +594,29 @@ def _relay_handler() -> Any:
     )
 
 
+class _FullCollections:
+    """The garbage collector's full collections (its oldest generation) in this process: when
+    each ended (time.monotonic, which every process on the machine shares) and how long it took."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float]] = []
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        elif info["generation"] == len(gc.get_threshold()) - 1:
+            self.pauses.append((time.monotonic(), time.perf_counter() - self._began))
+
+    def since(self, start: float) -> dict[str, float]:
+        """How many ended after `start`, and the longest of them in milliseconds."""
+        recent = [seconds for at, seconds in self.pauses if at >= start]
+        return {"gc_full": len(recent), "gc_longest_ms": max(recent, default=0.0) * 1000}
+
+
+FULL_COLLECTIONS = _FullCollections()
+
+
 def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
     """The echo and control services that sit beside the referee in its process."""
     service = running.service
@@ -596,10 +624,11 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
     def cpu(_: dict[str, Any]) -> dict[str, Any]:
         return {"cpu_s": time.process_time(), "at": time.monotonic()}
 
-    def stats(_: dict[str, Any]) -> dict[str, Any]:
+    def stats(request: dict[str, Any]) -> dict[str, Any]:
         seats = [s for table in service.tables.values() for s in table.statistics()["seats"]]
         statuses = [table.status for table in service.tables.values()]
         return {
+            **FULL_COLLECTIONS.since(float(request.get("since", 0.0))),
             "cpu_s": time.process_time(),
             "at": time.monotonic(),
             "tables": len(statuses),
@@ -614,10 +643,10 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
         table = service.tables[request["match_id"]]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(table.finished.wait(), float(request["timeout_s"]))
-        times = {r["kind"]: r["t_ms"] for r in table.records if r["kind"] in ("start", "result")}
-        rounds = sum(
-            1 for r in table.records if r["kind"] == "event" and r["event"]["type"] == "round_scored"
-        )
+        # From the replay (complete once the match is over): the referee keeps no records in memory.
+        records = read_replay(service.replay_paths[request["match_id"]]).records
+        times = {r["kind"]: r["t_ms"] for r in records if r["kind"] in ("start", "result")}
+        rounds = sum(1 for r in records if r["kind"] == "event" and r["event"]["type"] == "round_scored")
         seats = table.statistics()["seats"]
         return {
             "finished": table.finished.is_set(),
@@ -660,6 +689,8 @@ async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetim
     aux.add_generic_rpc_handlers(_aux_handlers(running, stop))
     aux_port = aux.add_insecure_port(f"{LOOPBACK}:0")
     await aux.start()
+    if os.environ.get(FREEZE_ENV, "1") == "1":
+        freeze_startup_heap()  # as `tichu serve` does
     conn.send((running.port, aux_port))
     try:
         with contextlib.suppress(TimeoutError):
@@ -675,6 +706,7 @@ def serve_in_process(
     """Entry point of the server process: the referee, the echo and the control services."""
     # Timeouts are counted from the tables' statistics; the log keeps only errors.
     log.configure(level="error", force=True)
+    gc.callbacks.append(FULL_COLLECTIONS)
     if not profile_to:
         asyncio.run(_serve(conn, organiser, clock, lifetime_s))
         return
@@ -1179,6 +1211,8 @@ class Step:
     clients_cpu: float  # cores the client processes used, together
     connect_s: float  # seconds until every seat had its Welcome
     step_s: float  # the whole step, the referee process's start and stop included
+    gc_full: int  # the referee process's full garbage collections in the timed window
+    gc_longest_ms: float  # the longest of them
 
     @property
     def cpu_per_decision_us(self) -> float:
@@ -1221,7 +1255,7 @@ def run_step(
         time.sleep(max(0.0, start - time.monotonic()))
         before = server.control(CONTROL_STATS)
         time.sleep(max(0.0, until - time.monotonic()))
-        after = server.control(CONTROL_STATS)
+        after = server.control(CONTROL_STATS, since=start)
     finally:
         if stepped and not windowed:
             with contextlib.suppress(OSError):
@@ -1242,6 +1276,8 @@ def run_step(
         clients_cpu=sum(r["cpu_s"] for r in results) / clients_wall,
         connect_s=max(seconds for _, seconds in ready),
         step_s=time.monotonic() - began,
+        gc_full=int(after["gc_full"]),
+        gc_longest_ms=float(after["gc_longest_ms"]),
     )
 
 
@@ -1351,7 +1387,7 @@ def _print_hands(result: Hands, command: str) -> None:
 
 STEP_HEADER = (
     f"   {'K':>5} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'timeouts':>12} "
-    f"{'ref CPU':>8} {'us/dec':>7} {'bots CPU':>9} {'connect':>8} {'step':>6}"
+    f"{'ref CPU':>8} {'us/dec':>7} {'GC ms':>9} {'bots CPU':>9} {'connect':>8} {'step':>6}"
 )
 
 
@@ -1360,7 +1396,8 @@ def _print_step(step: Step) -> None:
     print(
         f"   {step.tables:>5} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
         f"{step.latency.p50_ms:>8.2f} {step.latency.p99_ms:>8.2f} {timeouts:>12} "
-        f"{step.server_cpu:>8.2f} {step.cpu_per_decision_us:>7.0f} {step.clients_cpu:>9.2f} "
+        f"{step.server_cpu:>8.2f} {step.cpu_per_decision_us:>7.0f} "
+        f"{f'{step.gc_full}x {step.gc_longest_ms:.0f}':>9} {step.clients_cpu:>9.2f} "
         f"{step.connect_s:>7.1f}s {step.step_s:>5.1f}s  {'ok' if step.passed else 'FAILS'}",
         flush=True,
     )
@@ -1408,6 +1445,8 @@ def _figure_tables(
         f"{PYTHON} --only tables{steps_flag} --measure-s {measure_s:g} --warmup-s {warmup_s:g}"
         f" --think-ms {think_ms:g} --seed {seed}"
     )
+    if os.environ.get(FREEZE_ENV) == "0":
+        command += " --no-freeze"
     pace = "at once" if not think_ms else f"after {think_ms:g} ms (bomb windows at once)"
     print(
         f"\n3. Tables per referee process: 200 ms limit, {WORKERS} client processes, "
@@ -1422,7 +1461,8 @@ def _figure_tables(
     print(
         "   (dec/s: decisions answered per second; timeouts: in the step (in the timed window); "
         "ref CPU, bots CPU: cores used by\n   the referee process and by the client processes; "
-        "us/dec: referee CPU per decision; connect: until every seat was welcomed)"
+        "us/dec: referee CPU per decision; GC ms: the referee process's full garbage collections in "
+        "the timed window,\n   and the longest; connect: until every seat was welcomed)"
     )
     print(f"   reproduce: {command}")
     return [
@@ -1455,8 +1495,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-bundles", action="store_true", help="seats take one gRPC message per referee message"
     )
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="the referee process leaves its start-up heap to the garbage collector (tichu serve freezes it)",
+    )
     args = parser.parse_args(argv)
     os.environ[BUNDLES_ENV] = "0" if args.no_bundles else "1"
+    os.environ[FREEZE_ENV] = "0" if args.no_freeze else "1"
     if args.profile_server:
         global PROFILE_DIR  # noqa: PLW0603 (one switch for the whole run, read in ServerProcess)
         PROFILE_DIR = args.profile_server

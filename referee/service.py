@@ -62,6 +62,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         on_record: RecordHook | None = None,
         replay_dir: Path | None = None,
         forget_finished_after_s: float | None = None,
+        keep_records: bool = False,
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
@@ -71,6 +72,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self._on_record = on_record
         self.replay_dir = replay_dir
         self.forget_finished_after_s = forget_finished_after_s
+        self.keep_records = keep_records  # each table keeps its records in memory (Table.records)
         self.replay_paths: dict[str, Path] = {}
         self.tables: dict[str, Table] = {}
         self._seats: dict[str, tuple[Table, int]] = {}
@@ -124,6 +126,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             initial_state=initial_state,
             now=self._now,
             on_record=self._record_hook(match_id, writer),
+            keep_records=self.keep_records,
         )
         tokens = self._open(table, writer)
         self._log.info("match_created", match_id=match_id, players=config.players, seed=str(deal_seed))
@@ -150,7 +153,10 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                     continue
                 writer = ReplayWriter(path, keep_bytes=replay.complete_bytes)
                 table = Table.resume(
-                    replay, now=self._now, on_record=self._record_hook(replay.match_id, writer)
+                    replay,
+                    now=self._now,
+                    on_record=self._record_hook(replay.match_id, writer),
+                    keep_records=self.keep_records,
                 )
             except (
                 OSError,
@@ -207,7 +213,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     def forget(self, match_id: str) -> bool:
         """Drop a finished match (its table, tokens and listing); its replay file stays.
 
-        A referee that runs thousands of matches cannot keep every table (a few MB each);
+        A referee that runs thousands of matches cannot keep every table in memory;
         a bot that connects afterwards is told its token is unknown. False if the match is
         unknown or still being played.
         """

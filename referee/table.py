@@ -394,6 +394,7 @@ class Table:
         now: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         on_record: Callable[[Record], None] | None = None,
+        keep_records: bool = False,
         _resume: Replay | None = None,
     ) -> None:
         self.match_id = match_id
@@ -414,6 +415,10 @@ class Table:
         self.state_version = 0
         self.status = "waiting"  # then "running", then "finished" (MatchInfo.status)
         self.result: pb.MatchResult | None = None
+        # Every record made, in memory, for tests and tools that look inside a live table; empty
+        # unless asked for. The referee needs none of them once made (the replay file has them),
+        # and a long match's thousands of records would lengthen every full garbage collection.
+        self.keep_records = keep_records
         self.records: list[Record] = []
         self._created_at = now()
         self._seats = [
@@ -476,6 +481,7 @@ class Table:
         now: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         on_record: Callable[[Record], None] | None = None,
+        keep_records: bool = False,
     ) -> Table:
         """The table of an unfinished replay, as it stood after its last record (ReplayMismatch
         if the replay does not re-run). Its seats reconnect with their tokens; play goes on once
@@ -494,13 +500,15 @@ class Table:
             now=now,
             wall=wall,
             on_record=on_record,
+            keep_records=keep_records,
             _resume=replay,
         )
 
     def _restore(self, replay: Replay) -> None:
         """Take over an unfinished replay's game: its state, counts, logs, request ids, times."""
         run = rerun(replay, check_result=False)
-        self.records = [replay.header, *replay.records]
+        if self.keep_records:
+            self.records = [replay.header, *replay.records]
         self.state = run.state
         self.state_version = run.version
         self._next_request_id = run.max_request_id + 1
@@ -1583,7 +1591,8 @@ class Table:
 
     def _record(self, record: Record, event: Event | None = None) -> None:
         record.setdefault("t_ms", self._rel_ms(self._now()))
-        self.records.append(record)
+        if self.keep_records:
+            self.records.append(record)
         self.tally.add(record, event)
         if self._on_record is not None:
             self._on_record(record)

@@ -27,7 +27,7 @@ import grpc
 
 from referee import log
 from referee.codec import pb
-from referee.server import RunningServer, start_server
+from referee.server import RunningServer, freeze_startup_heap, start_server
 from referee.table import Record, Table
 from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.progress import Progress
@@ -227,6 +227,7 @@ class Tournament:
             )
         except OSError as error:
             raise TournamentError(f"cannot start the referee: {error}") from None
+        freeze_startup_heap()
         print(f"Referee on {running.address}", file=self.out, flush=True)
         workers = self._workers(running.address)
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)

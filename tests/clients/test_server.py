@@ -144,7 +144,9 @@ def test_six_sdk_bots_play_the_six_player_game_over_the_wire() -> None:
             HeuristicBot(),
             ShowcaseBot(),
         ]
-        running = await server.start_server("127.0.0.1:0", "organiser", insecure=True, defaults=CALM)
+        running = await server.start_server(
+            "127.0.0.1:0", "organiser", insecure=True, defaults=CALM, keep_records=True
+        )
         try:
             rules = json.dumps({"players": 6, "match_mode": "fixed_rounds:2"})
             table, tokens = running.service.create_match(

@@ -87,7 +87,9 @@ async def referee(
     extra: dict[str, Any] = {} if now is None else {"now": now}
     if replay_dir is not None:
         extra["replay_dir"] = replay_dir
-    server = await start_server("127.0.0.1:0", ORGANISER, insecure=True, defaults=defaults, **extra)
+    server = await start_server(
+        "127.0.0.1:0", ORGANISER, insecure=True, defaults=defaults, keep_records=True, **extra
+    )
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
     try:
         yield Referee(server, channel, referee_pb2_grpc.RefereeStub(channel))  # type: ignore[no-untyped-call]

@@ -124,3 +124,27 @@ def test_an_input_that_arrives_while_another_is_handled_waits_its_turn() -> None
         await table.stop()
 
     asyncio.run(scenario())
+
+
+def test_records_stay_in_memory_only_when_asked() -> None:
+    async def scenario(keep_records: bool) -> tuple[list[dict[str, object]], Table]:
+        hooked: list[dict[str, object]] = []
+        table = Table(
+            "m", RulesConfig(), clock=PATIENT, seed="kept", on_record=hooked.append, keep_records=keep_records
+        )
+        table.start()
+        conns = [await table.connect(seat, f"bot{seat}") for seat in range(4)]
+        for conn in conns:
+            for message in await asyncio.wait_for(conn.take(), 1):
+                if isinstance(message, pb.RefereeMessage) and message.HasField("request"):
+                    table.receive(conn, _answer(message.request))
+        await table.stop()
+        return hooked, table
+
+    hooked, table = asyncio.run(scenario(keep_records=False))
+    # The referee's own default: every record still goes to the hook (the replay writer) and
+    # into the statistics, but none stays behind to lengthen the garbage collector's passes.
+    assert [r["kind"] for r in hooked].count("decision") == 4
+    assert table.records == [] and sum(s["decisions"] for s in table.statistics()["seats"]) == 4
+    hooked, table = asyncio.run(scenario(keep_records=True))
+    assert table.records == hooked and [r["kind"] for r in hooked].count("decision") == 4
