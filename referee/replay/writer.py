@@ -37,12 +37,14 @@ class ReplayWriter:
             self._file.truncate(keep_bytes)
             self._file.seek(keep_bytes)
         self._lines = io.StringIO()  # rendered lines, until they are written out together
+        # Bound once: each call on the lazy proxy that wrap_logger returns would bind a new
+        # BoundLogger, which caches its method in itself, a reference cycle per record.
         self._logger = structlog.wrap_logger(
             structlog.WriteLogger(self._lines),
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
             wrapper_class=structlog.BoundLogger,
             context_class=dict,
-        )
+        ).bind()
         self._waiting: list[dict[str, Any]] = []
         self._flush_due = False
 

@@ -123,8 +123,8 @@ class Play:
         self.wish = wish
         self.partner = partner
         self.tichu = tichu
-        # Given only by legal_actions: the reading, and the state and seat it is legal for, so
-        # that apply need not validate again an action it has just listed.
+        # Given only by legal_actions: the reading, and the stamp of the state and the seat it
+        # is legal for, so that apply need not validate again an action it has just listed.
         self._combo = _combo
         self._origin = _origin
         self._seat = _seat

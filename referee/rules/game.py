@@ -136,6 +136,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
     """A new game: the first dealer is drawn from the seed (R-FLOW-2) and the first round dealt."""
     st = State.__new__(State)
     st._legal = None
+    st._stamp = None
     st._leads = None
     st.config = config
     st.seed = seed
@@ -440,6 +441,20 @@ class ExchangeChoices(Sequence[Action]):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _stamp_of(st: State) -> object:
+    """The token of `st` that its listed Plays carry, made on first use.
+
+    Not the state itself: a Play, or a LegalPlays, that referred to its state would close a
+    reference cycle with the state's memo of its legal answers, and every state left behind
+    would then wait for the garbage collector instead of going at once. A new token for each
+    state (and each in-place change, `_own`) keeps a Play listed elsewhere from passing as known.
+    """
+    stamp = st._stamp
+    if stamp is None:
+        stamp = st._stamp = object()
+    return stamp
+
+
 class LegalPlays(Sequence[Action]):
     """A seat's legal plays (with a pass, decline or call around them), built on access.
 
@@ -447,18 +462,18 @@ class LegalPlays(Sequence[Action]):
     first read, and then kept, so repeated reads return the same object.
     """
 
-    __slots__ = ("_entries", "_made", "_prefix", "_seat", "_state", "_suffix")
+    __slots__ = ("_entries", "_made", "_prefix", "_seat", "_stamp", "_suffix")
 
     def __init__(
         self,
-        state: State,
+        stamp: object,
         seat: int,
         prefix: tuple[Action, ...],
         entries: Sequence[Entry],
         suffix: tuple[Action, ...] = (),
         made: list[Play | None] | None = None,
     ) -> None:
-        self._state = state
+        self._stamp = stamp
         self._seat = seat
         self._prefix = prefix
         self._entries = entries
@@ -495,8 +510,8 @@ class LegalPlays(Sequence[Action]):
     def _make(self, entry: Entry) -> Play:
         combo = entry[1]
         if len(entry) == 2:
-            return Play(entry[0], combo.phoenix, 0, -1, False, combo, self._state, self._seat)
-        return Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo, self._state, self._seat)
+            return Play(entry[0], combo.phoenix, 0, -1, False, combo, self._stamp, self._seat)
+        return Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo, self._stamp, self._seat)
 
     def __iter__(self) -> Iterator[Action]:
         yield from self._prefix
@@ -504,7 +519,7 @@ class LegalPlays(Sequence[Action]):
         if None in made:
             if not any(made):
                 # Build every play in one pass (the common case: a bot reads the whole list).
-                st, seat = self._state, self._seat
+                st, seat = self._stamp, self._seat
                 made[:] = [
                     Play(e[0], e[1].phoenix, 0, -1, False, e[1], st, seat)
                     if len(e) == 2
@@ -559,7 +574,9 @@ def legal_actions(state: State, seat: int) -> Sequence[Action]:
     if isinstance(decisions, ExchangeChoices):
         return ExchangeChoices(state.hands[seat], exchange_recipients(state, seat), (CALL_TICHU,))
     if isinstance(decisions, LegalPlays):
-        return LegalPlays(state, seat, decisions._prefix, decisions._entries, (CALL_TICHU,), decisions._made)
+        return LegalPlays(
+            decisions._stamp, seat, decisions._prefix, decisions._entries, (CALL_TICHU,), decisions._made
+        )
     return tuple(decisions) + (CALL_TICHU,)
 
 
@@ -594,7 +611,7 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
                 return ()
             if not has_bomb(st.hands[seat]):
                 return _DECLINE_ONLY
-            return LegalPlays(st, seat, _DECLINE_ONLY, _window_bombs(st, seat))
+            return LegalPlays(_stamp_of(st), seat, _DECLINE_ONLY, _window_bombs(st, seat))
         if seat != st.turn:
             return ()
         return _turn_actions(st, seat)
@@ -671,7 +688,7 @@ def _lead_plays(st: State, seat: int) -> list[tuple[int, Combo]]:
 
 def _turn_actions(st: State, seat: int) -> LegalPlays:
     prefix, entries = _turn_options(st, seat)
-    return LegalPlays(st, seat, prefix, entries)
+    return LegalPlays(_stamp_of(st), seat, prefix, entries)
 
 
 def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[Entry]]:
@@ -790,6 +807,7 @@ def _own(state: State, owned: bool) -> State:
     """The state to mutate: a fresh copy, or the working copy apply_all already owns."""
     if owned:
         state._legal = None
+        state._stamp = None
         return state
     return state.copy()
 
@@ -1253,7 +1271,14 @@ def _check_wish(st: State, seat: int, cards: int, combo: Combo, in_window: bool)
 
 def _apply_play(state: State, seat: int, play: Play, owned: bool, events: Events) -> State:
     combo = play._combo
-    if combo is not None and play._origin is state and play._seat == seat and not play.tichu:
+    origin = play._origin
+    if (
+        combo is not None
+        and origin is not None
+        and origin is state._stamp
+        and play._seat == seat
+        and not play.tichu
+    ):
         in_window = bool(state.window)
     else:
         if play.tichu:
@@ -1604,6 +1629,7 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
         answers = _legal_decisions(st, seat)
         st = _dispatch(st, seat, answers[int(random_() * len(answers))], True, events)
     st._legal = None
+    st._stamp = None
     return st, decisions
 
 

@@ -54,6 +54,7 @@ class State:
     __slots__ = (
         "_leads",
         "_legal",
+        "_stamp",
         "active",
         "calls",
         "config",
@@ -122,6 +123,9 @@ class State:
     active: int  # seat bits of the seats that still hold cards (derived from hands)
     # Private memos, never part of the value: legal answers per seat, and each seat's leads.
     _legal: dict[int, Sequence[Action]] | None
+    # The token the Plays listed for this state carry, so that apply knows them without
+    # validating them again (see game._stamp_of); None until some are listed.
+    _stamp: object | None
     _leads: tuple[tuple[int, list[Any]] | None, ...] | None
 
     def copy(self) -> State:
@@ -160,6 +164,7 @@ class State:
         new.dog_owner = self.dog_owner
         new.active = self.active
         new._legal = None
+        new._stamp = None
         new._leads = self._leads
         return new
 
@@ -339,6 +344,7 @@ def _state_from_json(data: dict[str, Any]) -> State:
         n = config.players
     st = State.__new__(State)
     st._legal = None
+    st._stamp = None
     st._leads = None
     st.config = config
     seed = data.get("seed", 0)

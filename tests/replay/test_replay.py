@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import shutil
 import subprocess
@@ -245,3 +246,21 @@ def test_the_writer_flushes_an_inputs_records_together_just_after_it(tmp_path: P
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_writer_makes_no_reference_cycles(tmp_path: Path) -> None:
+    # A cycle per record would wait for the garbage collector's full passes, which pause the
+    # referee longer the more of them there are.
+    writer = ReplayWriter(tmp_path / "cycles.jsonl")
+    writer.write({"kind": "header", "n": 0})
+    gc.collect()
+    gc.disable()
+    try:
+        for n in range(1, 200):
+            writer.write({"kind": "event", "n": n, "event": {"type": "passed", "seat": n % 4}})
+        unreachable = gc.collect()
+    finally:
+        gc.enable()
+        writer.close()
+    assert unreachable == 0
+    assert len((tmp_path / "cycles.jsonl").read_text(encoding="utf-8").splitlines()) == 200
