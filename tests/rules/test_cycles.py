@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import random
 
-from referee.rules import OFFICIAL, Decline, answer_window, apply, legal_decisions, new_game, to_act
+from referee.rules import OFFICIAL, Decline, Play, answer_window, apply, legal_decisions, new_game, to_act
 
 
 def test_playing_through_the_public_api_makes_no_reference_cycles() -> None:
@@ -46,6 +46,7 @@ def test_a_play_listed_for_one_state_is_validated_again_on_another() -> None:
             state, _ = apply(state, seat, legal_decisions(state, seat)[-1])
     seat = to_act(state)[0]
     listed = legal_decisions(state, seat)[-1]
+    assert isinstance(listed, Play)
     twin = state.copy()
     assert twin._stamp is None and state._stamp is not None
     assert listed._origin is state._stamp
