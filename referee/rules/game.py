@@ -519,11 +519,11 @@ class LegalPlays(Sequence[Action]):
         if None in made:
             if not any(made):
                 # Build every play in one pass (the common case: a bot reads the whole list).
-                st, seat = self._stamp, self._seat
+                stamp, seat = self._stamp, self._seat
                 made[:] = [
-                    Play(e[0], e[1].phoenix, 0, -1, False, e[1], st, seat)
+                    Play(e[0], e[1].phoenix, 0, -1, False, e[1], stamp, seat)
                     if len(e) == 2
-                    else Play(e[0], e[1].phoenix, e[2], e[3], False, e[1], st, seat)
+                    else Play(e[0], e[1].phoenix, e[2], e[3], False, e[1], stamp, seat)
                     for e in self._entries
                 ]
             else:
