@@ -8,30 +8,20 @@ from pathlib import Path
 from referee.tournament.config import parse_config
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
+from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM
 
-CONFIG = """
+CONFIG = f"""
 [tournament]
 seed = "early"
 games_per_pairing = 60       # 30 board pairs, if the SPRT let them all be played
 concurrency = 4
-database = "out/results.sqlite"
-replay_dir = "out/replays"
-output_dir = "out"
-
+{OUTPUTS}
 [rules]
 match_mode = "fixed_rounds:1"
 
 [sprt]
 stop_early = true
-
-[[entrants]]
-name = "random"
-bot = "clients.random_bot:RandomBot"
-
-[[entrants]]
-name = "heuristic"
-bot = "clients.heuristic_bot:HeuristicBot"
-"""
+{RANDOM}{HEURISTIC}"""
 
 
 def test_sprt_stops_random_vs_heuristic_early(tmp_path: Path) -> None:

@@ -20,53 +20,28 @@ from pathlib import Path
 
 from referee.replay import read_replay
 from referee.replay.rerun import rerun
+from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM, REPO, SHOWCASE, game_statuses
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = """
+CONFIG = f"""
 [tournament]
 name = "e2e"
 seed = "e2e-seed"
 games_per_pairing = 4        # two duplicate board pairs per pairing
 concurrency = 4
-database = "out/results.sqlite"
-replay_dir = "out/replays"
-output_dir = "out"
-
+{OUTPUTS}
 [rules]
 preset = "tournament"
 match_mode = "fixed_rounds:2"
 
 [sprt]
 stop_early = false
-
-[[entrants]]
-name = "random"
-bot = "clients.random_bot:RandomBot"
-
-[[entrants]]
-name = "heuristic"
-bot = "clients.heuristic_bot:HeuristicBot"
-
-[[entrants]]
-name = "showcase"
-bot = "clients.showcase_bot:ShowcaseBot"
-"""
+{RANDOM}{HEURISTIC}{SHOWCASE}"""
 TEAMS = ("random", "heuristic", "showcase")
 GAMES = 12  # 3 pairings x 2 boards x 2 tables
 
 
 def _tichu(*args: str) -> list[str]:
     return [sys.executable, "-m", "referee.cli", "tournament", *args]
-
-
-def _finished(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM games WHERE status = 'finished'").fetchone()[0])
-        except sqlite3.OperationalError:  # the schema is not written yet
-            return 0
 
 
 def _rows(db: Path, query: str) -> list[tuple[object, ...]]:
@@ -94,10 +69,12 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while _finished(db) < 3 and first.poll() is None and time.monotonic() < deadline:
+        while (
+            game_statuses(db).get("finished", 0) < 3 and first.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         assert first.poll() is None, "the tournament ended before it could be interrupted"
-        assert 3 <= _finished(db) < GAMES
+        assert 3 <= game_statuses(db).get("finished", 0) < GAMES
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
     finally:

@@ -5,46 +5,25 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = """
+from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM, REPO, game_statuses
+
+CONFIG = f"""
 [tournament]
 seed = "interrupt"
 games_per_pairing = 40
 concurrency = 4
-database = "out/results.sqlite"
-replay_dir = "out/replays"
-output_dir = "out"
-
+{OUTPUTS}
 [rules]
 match_mode = "fixed_rounds:1"
 
 [sprt]
 stop_early = false
-
-[[entrants]]
-name = "random"
-bot = "clients.random_bot:RandomBot"
-
-[[entrants]]
-name = "heuristic"
-bot = "clients.heuristic_bot:HeuristicBot"
-"""
-
-
-def _statuses(db: Path) -> dict[str, int]:
-    if not db.exists():
-        return {}
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        try:
-            return dict(conn.execute("SELECT status, COUNT(*) FROM games GROUP BY status").fetchall())
-        except sqlite3.OperationalError:  # the schema is not written yet
-            return {}
+{RANDOM}{HEURISTIC}"""
 
 
 def test_sigint_ends_the_run_cleanly(tmp_path: Path) -> None:
@@ -57,7 +36,7 @@ def test_sigint_ends_the_run_cleanly(tmp_path: Path) -> None:
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while _statuses(db).get("finished", 0) < 2 and time.monotonic() < deadline:
+        while game_statuses(db).get("finished", 0) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=30)
@@ -66,7 +45,7 @@ def test_sigint_ends_the_run_cleanly(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130, output
     assert "Interrupted: " in output and "tichu tournament resume t.toml" in output
-    statuses = _statuses(db)
+    statuses = game_statuses(db)
     assert statuses.get("finished", 0) >= 2
     assert sum(statuses.values()) == 40
     with contextlib.suppress(ProcessLookupError):

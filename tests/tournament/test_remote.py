@@ -13,8 +13,7 @@ from pathlib import Path
 from referee.tournament.config import parse_config
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.tournament.support import OUTPUTS, REPO, entrant
 
 
 def _free_port() -> int:
@@ -45,10 +44,7 @@ def test_remote_entrant_plays_from_its_token_file(tmp_path: Path) -> None:
 seed = "remote"
 games_per_pairing = 2
 listen = "127.0.0.1:{port}"
-database = "out/results.sqlite"
-replay_dir = "out/replays"
-output_dir = "out"
-
+{OUTPUTS}
 [rules]
 match_mode = "fixed_rounds:1"
 
@@ -56,11 +52,7 @@ match_mode = "fixed_rounds:1"
 name = "far"
 remote = true
 token_file = "tokens.txt"
-
-[[entrants]]
-name = "near"
-bot = "clients.random_bot:RandomBot"
-""",
+{entrant("near", "clients.random_bot:RandomBot")}""",
         tmp_path / "t.toml",
     )
     worker = subprocess.Popen(

@@ -10,6 +10,7 @@ import pytest
 from referee.tournament.config import parse_config
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
+from tests.tournament.support import OUTPUTS, RANDOM, entrant
 
 BOT_FILE = Path(__file__).resolve().parent / "crashing_bot.py"
 CONFIG = f"""
@@ -18,21 +19,11 @@ seed = "crash"
 games_per_pairing = 2
 concurrency = 2
 start_timeout_s = 4
-database = "out/results.sqlite"
-replay_dir = "out/replays"
-output_dir = "out"
-
+{OUTPUTS}
 [rules]
 match_mode = "fixed_rounds:1"
 
-[[entrants]]
-name = "crasher"
-bot = "{BOT_FILE}:CrashOnceBot"
-
-[[entrants]]
-name = "random"
-bot = "clients.random_bot:RandomBot"
-"""
+{entrant("crasher", f"{BOT_FILE}:CrashOnceBot")}{RANDOM}"""
 
 
 def test_a_crashed_worker_is_restarted_and_its_games_finish(
