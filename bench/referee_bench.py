@@ -594,6 +594,9 @@ def _relay_handler() -> Any:
     )
 
 
+OLDEST_GENERATION = 2  # the garbage collector's generations are 0, 1 and 2
+
+
 class _FullCollections:
     """The garbage collector's full collections (its oldest generation) in this process: when
     each ended (time.monotonic, which every process on the machine shares) and how long it took."""
@@ -605,7 +608,7 @@ class _FullCollections:
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._began = time.perf_counter()
-        elif info["generation"] == len(gc.get_threshold()) - 1:
+        elif info["generation"] == OLDEST_GENERATION:
             self.pauses.append((time.monotonic(), time.perf_counter() - self._began))
 
     def since(self, start: float) -> dict[str, float]:

@@ -6,7 +6,19 @@ from __future__ import annotations
 import gc
 import random
 
-from referee.rules import OFFICIAL, Decline, Play, answer_window, apply, legal_decisions, new_game, to_act
+import pytest
+
+from referee.rules import (
+    OFFICIAL,
+    Decline,
+    Play,
+    RulesError,
+    answer_window,
+    apply,
+    legal_decisions,
+    new_game,
+    to_act,
+)
 
 
 def test_playing_through_the_public_api_makes_no_reference_cycles() -> None:
@@ -52,3 +64,6 @@ def test_a_play_listed_for_one_state_is_validated_again_on_another() -> None:
     assert listed._origin is state._stamp
     after, _ = apply(twin, seat, listed)  # validated from scratch on the copy, and legal there too
     assert after.hands[seat] != state.hands[seat]
+    # On a later state the same Play is checked, and refused: its cards are gone, the turn moved.
+    with pytest.raises(RulesError):
+        apply(after, seat, listed)
