@@ -29,7 +29,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.cards import FULL_DECK, format_cards, mask_of, parse_mask
-from referee.rules.game import playout
+from referee.rules.playout import playout
 from referee.rules.state import state_from_json
 
 WORST_CASE = "Qj Qs Qp Qt Kj Ks Kp Kt Aj As Ap At PHX MJ"

@@ -38,7 +38,7 @@ from referee.codec import (
     unbundle,
 )
 from referee.rules import Action, CallTichu, Play, mask_of
-from referee.rules.game import ExchangeChoices
+from referee.rules.legal import ExchangeChoices
 from referee.rules.observation import observation_from_json
 from referee.wire.tichu.v1 import referee_pb2_grpc
 

@@ -59,7 +59,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.events import Played
-from referee.rules.game import exchange_recipients
+from referee.rules.legal import exchange_recipients
 
 PROTOCOL_VERSION = 1
 # Flood protection per stream: a token bucket of RATE_PER_S messages a second with bursts up to

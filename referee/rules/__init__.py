@@ -17,22 +17,13 @@ from referee.rules.actions import (
 from referee.rules.cards import Card, Suit, cards_of, format_cards, mask_of, parse_card, parse_cards
 from referee.rules.combos import Combo, ComboKind, beats, classify
 from referee.rules.config import OFFICIAL, PRESETS, TOURNAMENT, RulesConfig, preset
+from referee.rules.defaults import action_sort_key, default_action
 from referee.rules.errors import IllegalActionError, InvalidActionError, RulesError
 from referee.rules.events import Event, event_from_json
-from referee.rules.game import (
-    action_sort_key,
-    answer_window,
-    apply,
-    apply_all,
-    can_call_tichu,
-    default_action,
-    legal_actions,
-    legal_decisions,
-    new_game,
-    outcome,
-    to_act,
-)
+from referee.rules.game import answer_window, apply, apply_all, new_game
+from referee.rules.legal import can_call_tichu, legal_actions, legal_decisions, to_act
 from referee.rules.observation import Observation, observe
+from referee.rules.round import outcome
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
 
 __all__ = [

@@ -25,7 +25,7 @@ from referee.rules.cards import (
 from referee.rules.combos import Combo
 from referee.rules.config import RulesConfig
 from referee.rules.events import combo_from_json
-from referee.rules.game import ExchangeChoices, can_call_tichu, legal_actions, legal_decisions, to_act
+from referee.rules.legal import ExchangeChoices, can_call_tichu, legal_actions, legal_decisions, to_act
 from referee.rules.state import CALL_NAMES, Phase, State, team_of
 
 

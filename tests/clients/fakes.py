@@ -31,7 +31,7 @@ from referee.rules import (
     observe,
     to_act,
 )
-from referee.rules.game import exchange_recipients
+from referee.rules.legal import exchange_recipients
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 GARBAGE: tuple[Any, ...] = (

@@ -28,7 +28,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.cards import mask_of
-from referee.rules.game import ExchangeChoices, exchange_recipients
+from referee.rules.legal import ExchangeChoices, exchange_recipients
 
 # What only a request can say: a view shows "nothing owed" between requests.
 CONTROL = {

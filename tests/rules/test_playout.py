@@ -38,7 +38,8 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.combos import count_single_follows, has_bomb, nth_single_follow, plays
-from referee.rules.game import _shuffled_deck, playout
+from referee.rules.playout import playout
+from referee.rules.round import _shuffled_deck
 from tests.rules.test_properties import SEEDS, configs
 
 

@@ -8,7 +8,9 @@ it. Every module of referee/rules/ is parsed (not imported) and its imports are 
 - randomness is only ever a seeded random.Random (the module-level random functions share one
   generator seeded from the operating system);
 - the builtins that do I/O or import by name (open, print, input, breakpoint, __import__) are
-  not called.
+  not called;
+- the modules import one another without a cycle, and none is over MAX_LINES lines long (a
+  module that outgrows that holds more than one concern, DESIGN.md §1).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ FORBIDDEN_MODULES = frozenset(
     }
 )
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "breakpoint", "__import__"})
+MAX_LINES = 900
 
 
 def imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
@@ -83,7 +86,8 @@ def is_rules_module(name: str) -> bool:
 def test_the_rules_package_is_found() -> None:
     names = {path.name for path in RULES_FILES}
     expected = {"__init__.py", "cards.py", "combos.py", "actions.py", "events.py", "config.py", "state.py"}
-    assert expected | {"game.py", "observation.py"} <= names
+    modules = {"legal.py", "round.py", "game.py", "defaults.py", "observation.py", "playout.py"}
+    assert expected | modules <= names
 
 
 @pytest.mark.parametrize("path", RULES_FILES, ids=lambda path: path.name)
@@ -141,3 +145,85 @@ def test_the_checks_catch_forbidden_code() -> None:
     assert [is_rules_module(name) for name in names] == [False, False, False, True, False, False, True]
     assert "numpy" not in sys.stdlib_module_names
     assert {"time", "os", "datetime"} <= FORBIDDEN_MODULES
+
+
+def rules_imports(tree: ast.AST) -> set[str]:
+    """The modules of referee.rules that a module imports, `referee.rules` itself for the package."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == PACKAGE:
+            # `from referee.rules import cards` names a module, not a name of the package's __init__.
+            names = {f"{PACKAGE}.{alias.name}" for alias in node.names}
+            modules = names & set(MODULES)
+            found |= modules
+            if modules != names:
+                found.add(PACKAGE)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found |= {name for _, name in imported_modules(node) if is_rules_module(name)}
+    return found
+
+
+def module_name(path: Path) -> str:
+    return PACKAGE if path.stem == "__init__" else f"{PACKAGE}.{path.stem}"
+
+
+MODULES = [module_name(path) for path in RULES_FILES]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of referee/rules/ and the modules of the package it imports (any import, even
+    one inside a function, counts: a cycle that only a late import breaks is still a tangle)."""
+    graph = {}
+    for path in RULES_FILES:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        graph[module_name(path)] = rules_imports(tree) - {module_name(path)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph` as [a, b, ..., a], or None if it is acyclic."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        path.append(node)
+        for after in sorted(graph.get(node, ())):
+            cycle = visit(after)
+            if cycle is not None:
+                return cycle
+        path.pop()
+        done.add(node)
+        return None
+
+    for node in sorted(graph):
+        cycle = visit(node)
+        if cycle is not None:
+            return cycle
+    return None
+
+
+def test_the_modules_import_one_another_without_a_cycle() -> None:
+    graph = import_graph()
+    assert graph[f"{PACKAGE}.game"] >= {f"{PACKAGE}.legal", f"{PACKAGE}.round"}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+def test_the_cycle_check_finds_cycles() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    tree = ast.parse(
+        "from referee.rules import legal\nfrom referee.rules import Card\nimport referee.rules.game\n"
+    )
+    assert rules_imports(tree) == {f"{PACKAGE}.legal", PACKAGE, f"{PACKAGE}.game"}
+
+
+@pytest.mark.parametrize("path", RULES_FILES, ids=lambda path: path.name)
+def test_no_module_is_over_the_size_limit(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.name} has {lines} lines; split it by concern (DESIGN.md §1)"
