@@ -13,7 +13,6 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import structlog
@@ -22,6 +21,7 @@ from referee.rules import (
     Action,
     CallTichu,
     Combo,
+    DecisionKind,
     Decline,
     DeclineTichu,
     Event,
@@ -39,6 +39,7 @@ from referee.rules import (
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX
 from referee.rules.combos import has_bomb
+from referee.rules.legal import _kind_owed
 from referee.rules.state import opponents_of, partners_of, team_of
 
 __all__ = [
@@ -60,17 +61,6 @@ log = structlog.get_logger("tichu.bot")
 
 PASS = Pass()
 DECLINE = Decline()
-
-
-class DecisionKind(StrEnum):
-    """The decisions a seat can owe; each is answered by one Bot method."""
-
-    GRAND_TICHU = "grand_tichu"  # Bot.grand_tichu
-    TICHU_STEP = "tichu_step"  # Bot.tichu
-    EXCHANGE = "exchange"  # Bot.exchange
-    PLAY = "play"  # Bot.play: a lead or a follow
-    BOMB_WINDOW = "bomb_window"  # Bot.bomb
-    DRAGON_GIFT = "dragon_gift"  # Bot.gift_dragon
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,17 +194,8 @@ def decision_kind(obs: Observation) -> DecisionKind | None:
     """Which decision this seat owes now, from its observation; None if it owes none."""
     if obs.seat not in obs.to_act:
         return None
-    if obs.phase is Phase.GRAND_TICHU:
-        return DecisionKind.GRAND_TICHU
-    if obs.phase is Phase.TICHU_STEP:
-        return DecisionKind.TICHU_STEP
-    if obs.phase is Phase.EXCHANGE:
-        return DecisionKind.EXCHANGE
-    if obs.gift_pending == obs.seat:
-        return DecisionKind.DRAGON_GIFT
-    if obs.window_open:
-        return DecisionKind.BOMB_WINDOW
-    return DecisionKind.PLAY
+    # The engine's own derivation (referee.rules.owed), from what the observation holds.
+    return _kind_owed(obs.phase, obs.gift_pending is not None, obs.window_open)
 
 
 def _listed(action: Action, legal: Sequence[Action]) -> Action | None:

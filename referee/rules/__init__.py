@@ -21,7 +21,7 @@ from referee.rules.defaults import action_sort_key, default_action
 from referee.rules.errors import IllegalActionError, InvalidActionError, RulesError
 from referee.rules.events import Event, event_from_json
 from referee.rules.game import answer_window, apply, apply_all, new_game
-from referee.rules.legal import can_call_tichu, legal_actions, legal_decisions, to_act
+from referee.rules.legal import DecisionKind, can_call_tichu, legal_actions, legal_decisions, owed, to_act
 from referee.rules.observation import Observation, observe
 from referee.rules.round import outcome
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
@@ -35,6 +35,7 @@ __all__ = [
     "Card",
     "Combo",
     "ComboKind",
+    "DecisionKind",
     "Decline",
     "DeclineTichu",
     "Event",
@@ -70,6 +71,7 @@ __all__ = [
     "new_game",
     "observe",
     "outcome",
+    "owed",
     "parse_action",
     "parse_card",
     "parse_cards",

@@ -1,4 +1,4 @@
-"""What may be done now: to_act, Tichu calls, legal_actions and their lazy views (RULES.md §3-§16).
+"""What may be done now: to_act, owed (the decision kind), Tichu calls, legal_actions (RULES.md §3-§16).
 
 Every listing is in a deterministic order and is exactly what game.apply accepts. The listings
 are lazy views (LegalPlays, ExchangeChoices): a bot usually reads a few of dozens of plays, and
@@ -8,6 +8,7 @@ a seat has 2,184 possible exchanges.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from enum import StrEnum
 from typing import overload
 
 from referee.rules.actions import (
@@ -31,6 +32,7 @@ from referee.rules.state import (
     _ROUND_END,
     _TICHU_STEP,
     NO_SEAT,
+    Phase,
     State,
     opponents_of,
     partners_of,
@@ -116,6 +118,48 @@ def to_act(state: State) -> tuple[int, ...]:
     if phase is _ROUND_END:
         return (state.gift,)
     return ()
+
+
+class DecisionKind(StrEnum):
+    """The decisions a seat can owe; a request asks for one, a bot answers each with one method."""
+
+    GRAND_TICHU = "grand_tichu"  # R-GT-1: call Grand Tichu on the first cards?
+    TICHU_STEP = "tichu_step"  # R-CALL-6 pre_step: call Tichu before the exchange?
+    EXCHANGE = "exchange"  # R-EXCH-1: the cards to give
+    PLAY = "play"  # a regular turn: a lead or a follow
+    BOMB_WINDOW = "bomb_window"  # R-BOMB-5: a bomb, or decline
+    DRAGON_GIFT = "dragon_gift"  # R-DRG-2: who receives the Dragon trick
+
+
+# The phases whose every decision is of one kind; the others are decided by _kind_owed.
+_PHASE_KINDS = {
+    _GRAND_TICHU: DecisionKind.GRAND_TICHU,
+    _TICHU_STEP: DecisionKind.TICHU_STEP,
+    _EXCHANGE: DecisionKind.EXCHANGE,
+}
+
+
+def _kind_owed(phase: Phase, gift_pending: bool, window_open: bool) -> DecisionKind | None:
+    """The kind of the decision a seat owes, for a seat that owes one: the only derivation.
+
+    It reads only what a seat's Observation also holds, so the referee (owed) and a bot's view
+    of the table (clients.bot.decision_kind) cannot tell the kind differently.
+    """
+    kind = _PHASE_KINDS.get(phase)
+    if kind is not None:
+        return kind
+    if gift_pending:
+        return DecisionKind.DRAGON_GIFT  # in PLAY, or in ROUND_END after the last trick (R-DRG-5)
+    if phase is not _PLAY:
+        return None
+    return DecisionKind.BOMB_WINDOW if window_open else DecisionKind.PLAY
+
+
+def owed(state: State, seat: int) -> DecisionKind | None:
+    """The decision `seat` owes now (see to_act), or None if it owes none."""
+    if seat not in to_act(state):
+        return None
+    return _kind_owed(state.phase, state.gift >= 0, bool(state.window))
 
 
 def can_call_tichu(state: State, seat: int) -> bool:
@@ -573,6 +617,7 @@ def _dog_partner_options(st: State, seat: int) -> tuple[int, ...]:
 
 __all__ = [
     "DOG_COMBO",
+    "DecisionKind",
     "Entry",
     "ExchangeChoices",
     "LegalPlays",
@@ -582,6 +627,7 @@ __all__ = [
     "legal_decisions",
     "next_active",
     "opponents",
+    "owed",
     "partners",
     "to_act",
 ]

@@ -35,10 +35,13 @@ from referee.rules import (
     apply,
     new_game,
     observe,
+    owed,
     state_from_json,
     to_act,
 )
+from referee.rules import DecisionKind as EngineDecisionKind
 from tests.clients.fakes import BrokenBot
+from tests.rules.random_games import random_moves
 
 
 class CountingBot(RandomBot):
@@ -194,3 +197,12 @@ def test_the_default_dragon_gift_goes_to_the_likely_tailender() -> None:
     assert RandomBot().gift_dragon(dataclasses.replace(pending, out=(3,))) == 1
     assert opponents(pending) == (1, 3)
     assert teammates(pending) == (2,)
+
+
+def test_the_sdk_tells_the_decision_kind_as_the_engine_does() -> None:
+    """decision_kind(observe(...)) is the engine's owed(): one derivation, one enum."""
+    assert DecisionKind is EngineDecisionKind
+    for config in (OFFICIAL, RulesConfig(players=6, tichu_call_exchange_mode="open")):
+        for move in random_moves(config, seed=4, rounds=2):
+            for seat in range(config.players):
+                assert decision_kind(observe(move.state, seat)) is owed(move.state, seat)
