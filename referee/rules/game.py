@@ -128,6 +128,17 @@ def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, l
     The window resolves from the answers alone (R-BOMB-9): the first bomb in window order applies
     once every seat before it has declined, and later answers are discarded. The result is the
     same as applying each answer with apply() as it arrives, in any order.
+
+    A bomb may carry the call flag (R-CALL-7: call Tichu, then bomb). The call is made only with
+    the bomb that applies; a discarded bomb's call is discarded with it (R-BOMB-9), so that a
+    call never reveals a bomb. A referee holds the answers until the window resolves, and in
+    between a seat may call Tichu on its own (a call is accepted while a window is open,
+    R-CALL-1). Its flag is then moot and its bomb is played without a second call, as if the
+    flagged answer had been applied when it was given, before the call. Any other reason why
+    the seat may not call (it has played a card, called Grand Tichu...) held when it answered
+    too, and is rejected as apply() rejects it. apply() itself stays strict: there, a flag from
+    a seat that has already called is illegal. (Here a flag sent after the seat's own call
+    cannot be told from one sent before it; a referee checks each answer as it arrives.)
     """
     if not state.window:
         raise IllegalActionError("there is no bomb window open", "R-BOMB-9")
@@ -142,9 +153,7 @@ def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, l
             declined |= 1 << seat
         elif isinstance(action, Play):
             if action.tichu:
-                problem = _call_problem(state, seat)
-                if problem is not None:
-                    raise IllegalActionError(problem[1], problem[0])
+                _check_held_call(state, seat)
             combo, in_window = _validate_play(state, seat, action)
             assert in_window
             recorded.append((seat, Play(action.cards_mask, combo.phoenix, 0, -1, action.tichu, combo)))
@@ -159,6 +168,25 @@ def answer_window(state: State, answers: Mapping[int, Action]) -> tuple[State, l
     events: list[Event] = []
     _resolve_window(st, events)
     return st, events
+
+
+def _check_held_call(state: State, seat: int) -> None:
+    """Raise unless the call flag of `seat`'s held window answer was legal when it was given.
+
+    A window stays open until answered, and nothing that decides whether a seat may call
+    changes meanwhile but the seat's own Tichu call (R-CALL-1, R-CALL-2). So the flag was legal
+    exactly when it would be without that call; with it, the flag is moot (_resolve_window makes
+    no second call).
+    """
+    problem = _call_problem(state, seat)
+    if problem is None:
+        return
+    if state.calls[seat] == 1:
+        before = state.copy()
+        before.calls = _set(state.calls, seat, 0)
+        if _call_problem(before, seat) is None:
+            return
+    raise IllegalActionError(problem[1], problem[0])  # the reason apply() gives
 
 
 def _own(state: State, owned: bool) -> State:

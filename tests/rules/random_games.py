@@ -2,7 +2,8 @@
 
 A move is what a referee applies at once: one seat's action (a decision or a spontaneous Tichu
 call), or a bomb window's answers together (answer_window). Bombs sometimes carry the call flag
-(R-CALL-7).
+(R-CALL-7), and a seat sometimes calls on its own while its window answer is held, as a
+referee that holds a window's answers until it resolves allows.
 """
 
 from __future__ import annotations
@@ -67,8 +68,15 @@ def random_moves(config: RulesConfig, seed: int, rounds: int, call_rate: float =
                 pick = options[0] if len(options) == 1 or rng.random() < 0.5 else rng.choice(options[1:])
                 answers[seat] = _flagged(pick, state, seat, rng)
                 given.append((seat, answers[seat]))
+            flagged = [s for s, a in answers.items() if isinstance(a, Play) and a.tichu]
+            called: list[Event] = []
+            if flagged and rng.random() < 0.3:
+                # The seat calls on its own before the window resolves: its flag becomes moot.
+                seat = rng.choice(flagged)
+                state, called = apply(state, seat, CALL_TICHU)
+                given.append((seat, CALL_TICHU))
             state, events = answer_window(state, answers)
-            yield Move(tuple(given), tuple(events), state)
+            yield Move(tuple(given), tuple(called + events), state)
             continue
         seat = seats[0] if len(seats) == 1 else rng.choice(seats)
         options = legal_decisions(state, seat)
