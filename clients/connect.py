@@ -29,17 +29,19 @@ import structlog
 from clients.bot import Bot, DecisionKind, Harness, Rejection
 from clients.view import SeatView
 from referee import log as log_setup
-from referee.codec import (
+from referee.match import PROTOCOL_VERSION
+from referee.rules import Action, CallTichu, Play, mask_of
+from referee.rules.legal import ExchangeChoices
+from referee.rules.observation import observation_from_json
+from referee.server.codec import (
+    KIND_FROM_PROTO,
     action_from_proto,
     action_to_proto,
     config_from_proto,
     event_from_proto,
-    pb,
     unbundle,
 )
-from referee.rules import Action, CallTichu, Play, mask_of
-from referee.rules.legal import ExchangeChoices
-from referee.rules.observation import observation_from_json
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 __all__ = [
@@ -53,17 +55,8 @@ __all__ = [
     "run_bot",
 ]
 
-PROTOCOL_VERSION = 1
 log = structlog.get_logger("tichu.connect")
 
-_KINDS = {
-    pb.DECISION_KIND_GRAND_TICHU: DecisionKind.GRAND_TICHU,
-    pb.DECISION_KIND_TICHU_STEP: DecisionKind.TICHU_STEP,
-    pb.DECISION_KIND_EXCHANGE: DecisionKind.EXCHANGE,
-    pb.DECISION_KIND_PLAY: DecisionKind.PLAY,
-    pb.DECISION_KIND_BOMB_WINDOW: DecisionKind.BOMB_WINDOW,
-    pb.DECISION_KIND_DRAGON_GIFT: DecisionKind.DRAGON_GIFT,
-}
 # Statuses that another attempt with the same token cannot fix.
 _FATAL = frozenset(
     {
@@ -255,7 +248,7 @@ class _Session:
     async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
         if request.request_id in self.cancelled or self.view is None:
             return
-        kind = _KINDS.get(request.kind)
+        kind = KIND_FROM_PROTO.get(request.kind)
         if kind is None:
             self._log.warning("request_ignored", request_id=request.request_id, why="unknown decision kind")
             return

@@ -1,40 +1,49 @@
 """Play bots against each other in-process: the same Bot API as over gRPC, and no network.
 
-play_match drives the engine as the referee does: every seat that owes a decision is asked (all
-the seats of a bomb window before answer_window resolves it), each bot sees only
-observe(state, its seat) and the events visible to its seat, and a Harness checks every answer.
-play_many plays many matches, the teams changing seats on the same deal every other game.
+play_match drives the referee's own match core (referee.match.Match) with virtual time: every
+seat is asked what the referee would ask it (every seat of a bomb window, whatever its hand),
+each bot sees only observe(state, its seat) and the events its seat may see, a Harness checks
+every answer, and the clocks are the referee's. A bot's answer arrives as long after its request
+as the bot took to decide (its own seat's requests one after another, the seats in parallel),
+so a slow bot times out and gets the defaults exactly as on the referee; bomb windows, bombs and
+Tichu calls out of turn work as there too. play_many plays many matches, the teams changing
+seats on the same deal every other game.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from clients.bot import Bot, DecisionKind, Harness
-from referee.replay.tally import Tally
-from referee.rules import (
-    OFFICIAL,
-    Action,
-    CallTichu,
-    Decline,
-    Event,
-    Observation,
-    Phase,
-    RulesConfig,
-    State,
-    answer_window,
-    apply,
-    can_call_tichu,
-    new_game,
-    observe,
-    to_act,
+from clients.bot import Bot, Harness, Rejection
+from referee.match import ClockSettings, Match
+from referee.match.messages import (
+    Cancelled,
+    Connect,
+    Decision,
+    Input,
+    OutOfTurn,
+    Output,
+    Received,
+    Request,
+    Send,
+    Tick,
+    Write,
 )
+from referee.match.messages import Rejection as RejectionMessage
+from referee.match.records import EventRecord, Line
+from referee.rules import OFFICIAL, Action, CallTichu, DecisionKind, Decline, RulesConfig, observe
 
+__all__ = ["LOCAL_CLOCK", "MatchOutcome", "MatchSummary", "SeatStats", "play_many", "play_match"]
+
+# The referee's default clocks, without heartbeats: in one process no stream can stall.
+LOCAL_CLOCK = ClockSettings(heartbeat_interval_ms=0)
 DECLINE = Decline()
-
-__all__ = ["MatchOutcome", "MatchSummary", "SeatStats", "play_many", "play_match"]
+# A round takes a few hundred decisions; this many inputs in one match means a loop.
+MAX_INPUTS = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,7 @@ class SeatStats:
     grand_tichu_made: int
     first_out: int  # rounds this seat went out first
     bombs: int  # bombs played, in or out of turn
+    timeouts: int = 0  # requests the referee's clocks ran out on (the default was taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,57 +78,110 @@ class MatchOutcome:
     seconds: float
 
 
-class _Match:
-    """One in-process match: the state, the seats' harnesses and the event delivery."""
+class _LocalMatch:
+    """One in-process match: the Match, the seats' harnesses, and the answers on their way."""
 
-    def __init__(self, bots: Sequence[Bot], config: RulesConfig, seed: int | str) -> None:
+    def __init__(
+        self,
+        bots: Sequence[Bot],
+        config: RulesConfig,
+        seed: int | str,
+        clock: ClockSettings,
+        on_record: Callable[[Line], None] | None,
+    ) -> None:
         self.harnesses = [Harness(bot, seat) for seat, bot in enumerate(bots)]
         for seat, bot in enumerate(bots):
             bot.rng.seed(f"tichu-bot/{seed}/{seat}")
-        self.tally = Tally(len(bots))
-        self.state, events = new_game(config, seed)
-        self.deliver(events)
+        self.on_record = on_record
+        self.now = 0.0
+        header = Match.header_for(
+            "local", config, clock=clock, seed=seed, bot_names=[b.name for b in bots], wall=time.time()
+        )
+        self.match = Match(header, now=self.now, wall=time.time())
+        # Inputs on their way to the match: (arrival time, order made, input); a seat's stream id
+        # is its number.
+        self._arriving: list[tuple[float, int, Input]] = []
+        self._order = itertools.count()
+        self._free_at = [0.0] * len(bots)  # when each seat's bot is done with what it was asked
+        self._carry_out(self.match.drain())
+        for seat, bot in enumerate(bots):
+            self._feed(Connect(seat, seat, bot.name, bot.version))
 
-    def deliver(self, events: Iterable[Event]) -> None:
-        """Give every event to the tally and to each seat that may see it (R-INFO-1)."""
-        for event in events:
-            self.tally.add_event(event)
-            for seat, harness in enumerate(self.harnesses):
-                if event.visible_to(seat):
-                    harness.event(event)
+    def _feed(self, item: Input) -> None:
+        self._carry_out(self.match.handle(item, self.now))
 
-    def observation(self, seat: int) -> Observation:
-        """The seat's observation, after letting its bot call Tichu out of turn if it wants to."""
-        obs = observe(self.state, seat)
-        if self.harnesses[seat].wants_tichu_call(obs):
-            self.state, events = apply(self.state, seat, CallTichu())
-            self.deliver(events)
-            obs = observe(self.state, seat)
-        return obs
+    def _carry_out(self, outputs: list[Output]) -> None:
+        for out in outputs:
+            if isinstance(out, Write):
+                record = out.record
+                if isinstance(record, EventRecord):
+                    # The event itself rather than its JSON on the wire: the same values, unparsed.
+                    for seat, harness in enumerate(self.harnesses):
+                        if record.event.visible_to(seat):
+                            harness.event(record.event)
+                if self.on_record is not None:
+                    self.on_record(record)
+            elif isinstance(out, Send):
+                message = out.message
+                if isinstance(message, Request):
+                    self._ask(out.stream, message)
+                elif isinstance(message, RejectionMessage):
+                    rejection = Rejection(
+                        message.reason.value,
+                        message.rule,
+                        message.message,
+                        message.request_id,
+                        message.state_version,
+                    )
+                    self.harnesses[out.stream].rejection(rejection)
+                elif isinstance(message, Cancelled):
+                    pass  # an answer still on its way is refused as late or unknown, as on the referee
 
-    def step(self) -> None:
-        """Answer the decisions owed now: a whole bomb window at once, else one seat's."""
-        state = self.state
-        seats = to_act(state)
-        if state.phase is Phase.PLAY and state.gift < 0 and state.window:
-            answers: dict[int, Action] = {}
-            for seat in seats:
-                harness = self.harnesses[seat]
-                if harness.declines_unseen(state.hands[seat], can_call_tichu(state, seat)):
-                    answers[seat] = DECLINE
-                else:
-                    answers[seat] = harness.decide(self.observation(seat), DecisionKind.BOMB_WINDOW)
-            self.state, events = answer_window(self.state, answers)
+    def _ask(self, seat: int, request: Request) -> None:
+        """Ask the seat's bot now; its answer arrives once the bot has taken its time."""
+        harness = self.harnesses[seat]
+        match = self.match
+        started = time.perf_counter()
+        window = request.kind is DecisionKind.BOMB_WINDOW
+        if window and harness.declines_unseen(match.state.hands[seat], request.can_call_tichu):
+            action: Action = DECLINE
         else:
-            seat = seats[0]
-            action = self.harnesses[seat].decide(self.observation(seat))
-            self.state, events = apply(self.state, seat, action)
-        self.deliver(events)
+            obs = observe(match.state, seat)
+            if request.can_call_tichu and harness.wants_tichu_call(obs):
+                # Said at once, before the bot decides: it is public, and changes no request.
+                self._feed(Received(seat, OutOfTurn(match.state_version, CallTichu())))
+                obs = observe(match.state, seat)
+            action = harness.decide(obs, request.kind)
+        think_s = time.perf_counter() - started
+        arrives = max(self.now, self._free_at[seat]) + think_s
+        self._free_at[seat] = arrives
+        answer = Received(seat, Decision(request.request_id, request.state_version, action))
+        heapq.heappush(self._arriving, (arrives, next(self._order), answer))
+
+    def run(self, max_rounds: int | None) -> bool:
+        """Play until the match ends (True) or `max_rounds` rounds have been scored (False)."""
+        match = self.match
+        for _ in range(MAX_INPUTS):
+            if match.status == "finished":
+                return True
+            if max_rounds is not None and len(match.state.history) >= max_rounds:
+                return False
+            due = match.next_deadline()
+            if self._arriving and (due is None or self._arriving[0][0] <= due):
+                arrives, _, item = heapq.heappop(self._arriving)
+                self.now = max(self.now, arrives)
+                self._feed(item)
+            elif due is not None:
+                self.now = max(self.now, due)
+                self._feed(Tick())
+            else:
+                raise RuntimeError("the local match is stuck: nothing to answer and no deadline")
+        raise RuntimeError(f"the local match took more than {MAX_INPUTS} inputs")
 
     def outcome(self, finished: bool, seconds: float) -> MatchOutcome:
         """The match's outcome and per-seat statistics."""
-        st: State = self.state
-        counts = self.tally.seats
+        state = self.match.state
+        counts = self.match.tally.seats
         seats = tuple(
             SeatStats(
                 seat=seat,
@@ -134,11 +197,12 @@ class _Match:
                 grand_tichu_made=counts[seat].grand_tichu_won,
                 first_out=counts[seat].first_out,
                 bombs=counts[seat].bombs,
+                timeouts=counts[seat].timeouts,
             )
             for seat, h in enumerate(self.harnesses)
         )
-        winner = st.winner if finished else None
-        return MatchOutcome(st.scores, winner, len(st.history), seats, finished, seconds)
+        winner = state.winner if finished else None
+        return MatchOutcome(state.scores, winner, len(state.history), seats, finished, seconds)
 
 
 def play_match(
@@ -146,24 +210,26 @@ def play_match(
     config: RulesConfig | None = None,
     seed: int | str = 0,
     max_rounds: int | None = None,
+    *,
+    clock: ClockSettings = LOCAL_CLOCK,
+    on_record: Callable[[Line], None] | None = None,
 ) -> MatchOutcome:
     """Play one match between 4 or 6 bots (seat i = bots[i]) and return its outcome.
 
     `config` defaults to the official rules for len(bots) players. Each bot's `rng` is seeded
-    from `seed`, so a match of bots that draw only from it is reproducible. `max_rounds` stops
-    a match early (its outcome then has finished=False and no winner).
+    from `seed`, so a match of bots that draw only from it, and answer within the clocks, is
+    reproducible. `max_rounds` stops a match early (its outcome then has finished=False and no
+    winner). `clock` is the referee's clocks in virtual time; `on_record` receives the match's
+    replay lines as they are made (the header first), e.g. to write or print them.
     """
     if config is None:
         config = replace(OFFICIAL, players=len(bots))
     if config.players != len(bots):
         raise ValueError(f"{len(bots)} bots for a {config.players}-player game")
     start = time.perf_counter()
-    match = _Match(bots, config, seed)
-    while not match.state.is_over:
-        if max_rounds is not None and len(match.state.history) >= max_rounds:
-            return match.outcome(False, time.perf_counter() - start)
-        match.step()
-    return match.outcome(True, time.perf_counter() - start)
+    match = _LocalMatch(bots, config, seed, clock, on_record)
+    finished = match.run(max_rounds)
+    return match.outcome(finished, time.perf_counter() - start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,41 @@
-"""The `tichu` command line: demo, serve, bot, rules, tournament."""
+"""The `tichu` command line: demo, serve, bot, rules, replay, tournament.
+
+The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
+to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
+group `tichu.commands` (pyproject.toml), and this module finds them by name.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
+from typing import Protocol
+
+
+class Command(Protocol):
+    """A command another package adds to `tichu`: its arguments and how it runs."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the command's arguments to its (sub)parser."""
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run the command; its exit code."""
+
+
+COMMAND_GROUP = "tichu.commands"
+
+
+def external_command(name: str) -> Command:
+    """The command `name` that an installed package registered; SystemExit if none did."""
+    found = entry_points(group=COMMAND_GROUP, name=name)
+    for entry in found:
+        command: Command = entry.load()
+        return command
+    raise SystemExit(
+        f"tichu: the command {name!r} comes with the bot SDK (the clients package), which is not "
+        "installed here: pip install the project (make demo does)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a referee on localhost and four bot processes play one full game")
-    demo.add_argument("--local", action="store_true", help="no network: random players in this process")
+    demo.add_argument("--local", action="store_true", help="no network: sample bots in this process")
     demo.add_argument("--seed", help="the deal's seed (default: $TICHU_DEMO_SEED or 2024)")
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
@@ -25,17 +57,15 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     command = argv[0] if argv else ""
     if command == "serve":
-        from referee.server import add_serve_arguments
+        from referee.server.serve import add_serve_arguments
 
         add_serve_arguments(serve)
     elif command == "bot":
-        from clients.connect import add_bot_arguments
-
-        add_bot_arguments(bot)
+        external_command("bot").add_arguments(bot)
     elif command == "tournament":
         from referee.tournament.cli import add_tournament_arguments
 
-        add_tournament_arguments(tournament)
+        add_tournament_arguments(tournament, worker_args=argv[1:2] == ["worker"])
     elif command == "replay":
         from referee.replay.cli import add_replay_arguments
 
@@ -43,20 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.local:
-            from referee.demo import run_demo
-
-            return run_demo(args.seed)
-        from referee.match_demo import run_match_demo
+            return external_command("demo-local").run(args)
+        from referee.demo import run_match_demo
 
         return run_match_demo(args.seed)
     if args.command == "serve":
-        from referee.server import run_serve
+        from referee.server.serve import run_serve
 
         return run_serve(args)
     if args.command == "bot":
-        from clients.connect import run_bot
-
-        return run_bot(args)
+        return external_command("bot").run(args)
     if args.command == "tournament":
         from referee.tournament.cli import run_tournament_command
 

@@ -1,12 +1,7 @@
-"""Replays: the versioned event log a Table writes, and what reads it (verify, show, resume)."""
+"""Replays: the versioned event log a match writes, and what reads it (verify, show, html, resume)."""
 
-from referee.replay.format import (
-    FORMAT,
-    Replay,
-    ReplayFormatError,
-    read_replay,
-)
-from referee.replay.tally import Tally
+from referee.match.records import FORMAT
+from referee.replay.format import Replay, ReplayFormatError, read_replay
 from referee.replay.writer import ReplayWriter
 
-__all__ = ["FORMAT", "Replay", "ReplayFormatError", "ReplayWriter", "Tally", "read_replay"]
+__all__ = ["FORMAT", "Replay", "ReplayFormatError", "ReplayWriter", "read_replay"]

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.match.moves import ReplayMismatchError, rerun
 from referee.replay.format import ReplayFormatError, read_replay
-from referee.replay.rerun import ReplayMismatchError, rerun
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +50,7 @@ def verify_files(paths: list[Path]) -> int:
     for path in paths:
         try:
             replay = read_replay(path)
-            run = rerun(replay)
+            run = rerun(replay.header, replay.records)
         except OSError as error:
             print(f"{path}: cannot read: {error}")
             failed += 1

@@ -1,8 +1,8 @@
-"""The replay file: `tichu-replay/1`, one JSON object per line, the header first.
+"""Reading a replay file: `tichu-replay/1`, one JSON object per line, the header first.
 
-Every line is a record with a `kind` and `t_ms` (milliseconds since the match was created).
-The README's "Replays" section documents each kind; this module reads a file back, tolerating
-the one thing a crash can leave behind: a last line cut off in the middle.
+Every line is one record of `referee.match.records` (the schema, documented in the README's
+"Replays" section). This module reads a file back, tolerating the one thing a crash can leave
+behind: a last line cut off in the middle.
 """
 
 from __future__ import annotations
@@ -12,27 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = "tichu-replay/1"
-# Every kind of record a replay may hold (the README's "Replays" section documents each).
-RECORD_KINDS = frozenset(
-    {
-        "header",
-        "connection",
-        "start",
-        "event",
-        "decision",
-        "window",
-        "call",
-        "violation",
-        "rejection",
-        "resume",
-        "result",
-    }
+from referee.match.records import (
+    FORMAT,
+    Header,
+    Record,
+    RecordError,
+    ResultRecord,
+    SeatStart,
+    Start,
+    record_from_json,
 )
-# Records that change the game: each is followed by the events it caused.
-MOVE_KINDS = frozenset({"decision", "call", "window", "violation"})
-
-Record = dict[str, Any]
 
 
 class ReplayFormatError(ValueError):
@@ -44,7 +33,7 @@ class Replay:
     """A replay read from a file: its header, its records in order, and how it ends."""
 
     path: Path | None
-    header: Record
+    header: Header
     records: list[Record] = field(default_factory=list)
     truncated: bool = False  # the last line was cut off (a crash while writing) and was dropped
     complete_bytes: int = 0  # the length of the file up to the last complete line
@@ -52,69 +41,78 @@ class Replay:
     @property
     def match_id(self) -> str:
         """The match's id."""
-        return str(self.header["match_id"])
+        return self.header.match_id
 
     @property
-    def result(self) -> Record | None:
+    def result(self) -> ResultRecord | None:
         """The result record, if the match finished."""
         last = self.records[-1] if self.records else None
-        return last if last is not None and last["kind"] == "result" else None
+        return last if isinstance(last, ResultRecord) else None
 
     @property
-    def start(self) -> Record | None:
+    def start(self) -> Start | None:
         """The start record (every seat connected, the game began), if there is one."""
-        return next((r for r in self.records if r["kind"] == "start"), None)
+        return next((r for r in self.records if isinstance(r, Start)), None)
 
     def seat_names(self) -> list[str]:
         """Each seat's bot name (and version, when the bot announced one)."""
         start = self.start
-        seats = start["seats"] if start is not None else self.header["seats"]
+        seats = (
+            start.seats
+            if start is not None
+            else [SeatStart(s.seat, s.bot_name, "") for s in self.header.seats]
+        )
         names = []
         for seat in seats:
-            version = seat.get("bot_version") or ""
-            name = seat.get("bot_name") or f"seat {seat['seat']}"
-            names.append(f"{name} {version}".strip() if version else name)
+            name = seat.bot_name or f"seat {seat.seat}"
+            names.append(f"{name} {seat.bot_version}".strip() if seat.bot_version else name)
         return names
 
 
-def parse_record(raw: bytes, where: str, number: int) -> Record:
-    """One complete line as a record; ReplayFormatError names the line."""
+def _json_object(raw: bytes, where: str, number: int) -> dict[str, Any]:
     try:
-        record = json.loads(raw)
+        data = json.loads(raw)
     except json.JSONDecodeError as error:
         raise ReplayFormatError(f"{where}:{number}: not JSON ({error.msg})") from None
-    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+    except UnicodeDecodeError:
+        raise ReplayFormatError(f"{where}:{number}: not UTF-8 text") from None
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise ReplayFormatError(f"{where}:{number}: a record is a JSON object with a 'kind'")
-    return record
+    return data
 
 
-def check_header(header: Record, where: str) -> None:
-    """Raise ReplayFormatError unless `header` is a header this code reads."""
-    if header["kind"] != "header" or header.get("format") != FORMAT:
-        found = header.get("format", header["kind"])
+def parse_header(raw: bytes, where: str) -> Header:
+    """The first line as a header; ReplayFormatError unless it is a header this code reads."""
+    data = _json_object(raw, where, 1)
+    if data["kind"] != "header" or data.get("format") != FORMAT:
+        found = data.get("format", data["kind"])
         raise ReplayFormatError(f"{where}:1: expected a {FORMAT} header, found {found!r}")
-    for key in ("match_id", "config", "seed", "seats"):
-        if key not in header:
-            raise ReplayFormatError(f"{where}:1: the header lacks {key!r}")
+    try:
+        return Header.from_json(data)
+    except (RecordError, ValueError) as error:
+        raise ReplayFormatError(f"{where}:1: {error}") from None
+
+
+def parse_record(raw: bytes, where: str, number: int) -> Record:
+    """One complete line after the header as a record; ReplayFormatError names the line."""
+    data = _json_object(raw, where, number)
+    try:
+        return record_from_json(data)
+    except (RecordError, ValueError) as error:
+        raise ReplayFormatError(f"{where}:{number}: {error}") from None
 
 
 def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
     """A Replay from the file's lines (bytes, each with its newline except maybe the last)."""
     where = str(path) if path is not None else "replay"
-    records: list[Record] = []
-    complete = 0
-    truncated = False
-    for number, raw in enumerate(lines, start=1):
-        if not raw.endswith(b"\n"):
-            # Only the last line can lack its newline: a crash cut it off while it was written.
-            truncated = True
-            break
-        records.append(parse_record(raw, where, number))
-        complete += len(raw)
-    if not records:
+    complete = [raw for raw in lines if raw.endswith(b"\n")]
+    # Only the last line can lack its newline: a crash cut it off while it was written.
+    truncated = len(complete) < len(lines)
+    if not complete:
         raise ReplayFormatError(f"{where}: no complete line, not a {FORMAT} replay")
-    check_header(records[0], where)
-    return Replay(path, records[0], records[1:], truncated, complete)
+    header = parse_header(complete[0], where)
+    records = [parse_record(raw, where, number) for number, raw in enumerate(complete[1:], start=2)]
+    return Replay(path, header, records, truncated, sum(len(raw) for raw in complete))
 
 
 def read_replay(path: str | Path) -> Replay:

@@ -16,12 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.replay.describe import describe_event
-from referee.replay.format import Record, Replay, ReplayFormatError
-from referee.replay.rerun import ReplayMismatchError, initial_state, rerun
-from referee.replay.rerun import apply_move as replay_move
-from referee.rules import State
+from referee.match.moves import ReplayMismatchError, apply_move, initial_state, rerun
+from referee.match.records import CallRecord, DecisionRecord, EventRecord, Move, ViolationRecord, WindowRecord
+from referee.replay.format import Replay, ReplayFormatError
+from referee.replay.text import describe
+from referee.rules import DecisionKind, Decline, Event, State
 from referee.rules.cards import CARD_NAMES, mask_points, rank_name
+from referee.rules.events import DragonGiven, LeadPassed, Passed, Played, RoundScored, RoundStarted, TrickWon
 
 # Versions of the data embedded in the page: bump when its shape changes.
 DATA_VERSION = 1
@@ -65,39 +66,38 @@ def _snapshot(state: State) -> list[Any]:
     ]
 
 
-def _round_end(before: State, record: Record, line: int) -> State:
-    """The table as the round that `record`'s move ends stands before the next deal."""
+def _round_end(before: State, move: Move) -> State:
+    """The table as the round that `move` ends stands before the next deal."""
     # The engine scores a round and deals the next one in the same move. Told that this round
     # is the game's last, it stops before dealing: the hands, piles and out order as they ended.
     last = before.copy()
     rounds = len(before.history) + 1
     last.config = dataclasses.replace(before.config, match_mode=f"fixed_rounds:{rounds}")
-    state, _ = replay_move(last, record, line)
+    state, _ = apply_move(last, move)
     return state
 
 
 # Decisions whose answer the other seats are not told when it is made (R-INFO-1).
-_SECRET_DECISIONS = frozenset({"grand_tichu", "tichu_step", "exchange"})
+_SECRET_DECISIONS = frozenset({DecisionKind.GRAND_TICHU, DecisionKind.TICHU_STEP, DecisionKind.EXCHANGE})
 
 
-def _move(record: Record) -> list[Any]:
+def _move(move: Move) -> list[Any]:
     """A move as the page shows it: [seat or -1, what, think ms, bank left ms or None, t_ms,
     1 if a seat view of another seat must not show what it was]."""
-    kind = record["kind"]
-    t_ms = round(float(record.get("t_ms", 0)))
-    secret = int(record.get("decision") in _SECRET_DECISIONS)
-    if kind == "decision":
-        used, bank = record.get("time_used_ms"), record.get("bank_left_ms")
-        return [record["seat"], str(record["action"]), used, bank, t_ms, secret]
-    if kind == "violation":
-        return [record["seat"], f"timed out: {record.get('default')}", None, 0, t_ms, secret]
-    if kind == "call":
-        return [record.get("seat", -1), f"calls {record.get('action', 'tichu')}", None, None, t_ms, 0]
-    answers = record.get("answers", {})
-    bombs = [f"seat {seat}: {action}" for seat, action in answers.items() if action != "decline"]
+    t_ms = round(move.t_ms)
+    if isinstance(move, DecisionRecord):
+        secret = int(move.decision in _SECRET_DECISIONS)
+        return [move.seat, str(move.action), move.time_used_ms, move.bank_left_ms, t_ms, secret]
+    if isinstance(move, ViolationRecord):
+        secret = int(move.decision in _SECRET_DECISIONS)
+        return [move.seat, f"timed out: {move.default}", None, 0, t_ms, secret]
+    if isinstance(move, CallRecord):
+        return [move.seat, f"calls {move.action}", None, None, t_ms, 0]
+    bombs = [f"seat {seat}: {action}" for seat, action in move.answers if not isinstance(action, Decline)]
     what = "bomb window: " + ("; ".join(bombs) if bombs else "every seat declines")
     # A bomb that was not applied (R-BOMB-9) shows cards its owner still holds.
-    return [-1, what, max(record.get("time_ms", {}).values(), default=None), None, t_ms, int(bool(bombs))]
+    think = max((used for _, used in move.times_ms), default=None)
+    return [-1, what, think, None, t_ms, int(bool(bombs))]
 
 
 class _Tricks:
@@ -107,21 +107,26 @@ class _Tricks:
         self.rounds: list[dict[str, Any]] = []
         self.plays: list[str] = []
 
-    def add(self, event: Record, step: int) -> None:
-        kind = event.get("type")
-        if kind == "round_started":
-            self.rounds.append({"start": step, "dealer": event["dealer"], "tricks": [], "score": None})
+    def add(self, event: Event, step: int) -> None:
+        if isinstance(event, RoundStarted):
+            self.rounds.append({"start": step, "dealer": event.dealer, "tricks": [], "score": None})
             self.plays = []
         elif not self.rounds:
             return  # a replay that starts from a given position has no round_started at first
-        elif kind in ("played", "passed"):
-            self.plays.append(describe_event(event))
-        elif kind in ("trick_won", "dragon_given", "lead_passed"):
-            self.rounds[-1]["tricks"].append({"plays": self.plays, "end": describe_event(event)})
+        elif isinstance(event, Played | Passed):
+            self.plays.append(describe(event))
+        elif isinstance(event, TrickWon | DragonGiven | LeadPassed):
+            self.rounds[-1]["tricks"].append({"plays": self.plays, "end": describe(event)})
             self.plays = []
-        elif kind == "round_scored":
-            keys = ("card_points", "call_points", "bonus_points", "round_points", "totals")
-            self.rounds[-1]["score"] = {key: event[key] for key in keys} | {"step": step}
+        elif isinstance(event, RoundScored):
+            self.rounds[-1]["score"] = {
+                "card_points": list(event.card_points),
+                "call_points": list(event.call_points),
+                "bonus_points": list(event.bonus_points),
+                "round_points": list(event.round_points),
+                "totals": list(event.totals),
+                "step": step,
+            }
 
     @property
     def done(self) -> int:
@@ -138,47 +143,46 @@ def build_data(replay: Replay) -> dict[str, Any]:
     moves: list[list[Any] | None] = [None]
     before = first
 
-    def on_move(line: int, record: Record, state: State) -> None:
+    def on_move(line: int, move: Move, state: State) -> None:
         nonlocal before
         if state.round != before.round:
-            end = _snapshot(_round_end(before, record, line))
+            end = _snapshot(_round_end(before, move))
             end[_PHASE] = "round_end"
             round_ends[len(at_version)] = len(snapshots)
             snapshots.append(end)
         at_version.append(len(snapshots))
         snapshots.append(_snapshot(state))
-        moves.append(_move(record))
+        moves.append(_move(move))
         before = state
 
     # A replay that does not verify raises ReplayMismatchError: a page of it would show wrong hands.
-    run = rerun(replay, on_move=on_move)
+    run = rerun(replay.header, replay.records, on_move=on_move)
     tricks = _Tricks()
     steps: list[list[Any]] = []
     dealt = -1  # the last version whose move dealt a new round
     for record in replay.records:
-        if record["kind"] != "event":
+        if not isinstance(record, EventRecord):
             continue
-        event = record["event"]
-        version = int(record["version"])
-        private = record.get("private_to")
-        if private is None:
+        event = record.event
+        version = record.version
+        if record.private_to is None:
             tricks.add(event, len(steps))
-        if event.get("type") == "round_started":
+        if isinstance(event, RoundStarted):
             dealt = version
         # The events that close a round precede, in the same move, the next round's deal.
         shown = round_ends[version] if version in round_ends and dealt != version else at_version[version]
-        seat = event.get("seat", -1)
+        seat = getattr(event, "seat", -1)
         steps.append(
             [
                 version,
                 shown,
-                -1 if private is None else private,
-                round(float(record.get("t_ms", 0))),
+                -1 if record.private_to is None else record.private_to,
+                round(record.t_ms),
                 max(len(tricks.rounds) - 1, 0),
                 tricks.done,
                 seat if isinstance(seat, int) else -1,
-                event.get("type", ""),
-                describe_event(event),
+                event.type,
+                describe(event),
             ]
         )
     if not steps:
@@ -192,26 +196,24 @@ def build_data(replay: Replay) -> dict[str, Any]:
     think: list[list[list[float]]] = [[] for _ in range(players)]
     for record in replay.records:
         # A move record names the version it was made at; its events carry the next one.
-        if record["kind"] == "decision":
-            think[record["seat"]].append([int(record["version"]) + 1, float(record["time_used_ms"])])
-        elif record["kind"] == "window":
-            for seat_key, used in record.get("time_ms", {}).items():
-                think[int(seat_key)].append([int(record["version"]) + 1, float(used)])
+        if isinstance(record, DecisionRecord):
+            think[record.seat].append([record.version + 1, float(record.time_used_ms)])
+        elif isinstance(record, WindowRecord):
+            for seat_number, used in record.times_ms:
+                think[seat_number].append([record.version + 1, float(used)])
     result = replay.result
-    summary = result["summary"] if result is not None and result.get("summary") else None
-    if summary is None and run.tally is not None:
-        summary = run.tally.summary()
+    lines = result.summary if result is not None and result.summary else run.tally.summary()
     config = first.config
     return {
         "v": DATA_VERSION,
         "match": {
             "id": replay.match_id,
-            "created_at": replay.header.get("created_at", ""),
+            "created_at": replay.header.created_at,
             "players": players,
             "names": replay.seat_names(),
             "target": config.target_score,
             "mode": config.match_mode,
-            "result": None if result is None else str(result.get("reason", "")),
+            "result": None if result is None else result.reason,
             "truncated": replay.truncated,
         },
         "cards": list(CARD_NAMES),
@@ -220,7 +222,7 @@ def build_data(replay: Replay) -> dict[str, Any]:
         "steps": steps,
         "rounds": tricks.rounds,
         "think": think,
-        "summary": summary,
+        "summary": [line.to_json() for line in lines],
     }
 
 

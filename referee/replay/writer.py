@@ -10,6 +10,8 @@ from typing import Any
 
 import structlog
 
+from referee.match.records import Line
+
 
 def _dumps(record: Any, **_: Any) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -21,7 +23,7 @@ class ReplayWriter:
 
     Inside an event loop, `write` only keeps the record: the lines are rendered, written and
     flushed together in the loop's next iteration, after the bots' messages have left. Records
-    are never changed once made, so rendering them later writes the same line. A crash loses at
+    are values that never change, so rendering them later writes the same line. A crash loses at
     most the records of the input being handled. This logger has its own processors and no
     level filter, so the process's logging configuration never drops or reshapes a record.
     `keep_bytes` (when resuming) first cuts the file back to its last complete line.
@@ -45,10 +47,10 @@ class ReplayWriter:
             wrapper_class=structlog.BoundLogger,
             context_class=dict,
         ).bind()
-        self._waiting: list[dict[str, Any]] = []
+        self._waiting: list[Line] = []
         self._flush_due = False
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Line) -> None:
         """Keep one record for the next flush (at once outside an event loop)."""
         if self._file.closed:
             return
@@ -72,7 +74,7 @@ class ReplayWriter:
             return
         waiting, self._waiting = self._waiting, []
         for record in waiting:
-            self._logger.msg(**record)
+            self._logger.msg(**record.to_json())
         self._file.write(self._lines.getvalue())
         self._lines.seek(0)
         self._lines.truncate()

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 
-def add_tournament_arguments(parser: argparse.ArgumentParser) -> None:
-    """The subcommands of `tichu tournament`."""
+def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool = True) -> None:
+    """The subcommands of `tichu tournament` (`worker_args`: with those of `tichu tournament worker`)."""
     sub = parser.add_subparsers(dest="action", required=True)
     for name, text in (
         ("run", "start a tournament: write its schedule and play every game"),
@@ -25,18 +25,20 @@ def add_tournament_arguments(parser: argparse.ArgumentParser) -> None:
             shown.add_argument(
                 "--log-lines", dest="live", action="store_const", const=False, help="plain progress lines"
             )
-    from referee.tournament.worker import add_worker_arguments
-
     worker = sub.add_parser("worker", help="play the seats whose tokens arrive on standard input")
-    add_worker_arguments(worker)
+    if worker_args:
+        # The worker is the bot SDK's (clients.worker), loaded only when it is asked for.
+        from referee.cli import external_command
+
+        external_command("worker").add_arguments(worker)
 
 
 def run_tournament_command(args: argparse.Namespace) -> int:
     """Dispatch `tichu tournament ...`; 2 for a bad config, 1 when games could not be played."""
     if args.action == "worker":
-        from referee.tournament.worker import run_worker
+        from referee.cli import external_command
 
-        return run_worker(args)
+        return external_command("worker").run(args)
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.runner import TournamentError, run_tournament, write_standings
     from referee.tournament.store import Store

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.match import ClockSettings
 from referee.rules import RulesConfig, RulesError
-from referee.table import ClockSettings
 
 FORMATS = ("round_robin", "gauntlet")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,23}")

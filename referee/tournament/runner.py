@@ -21,21 +21,21 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
-
-import grpc
+from typing import TextIO
 
 from referee import log
-from referee.codec import pb
-from referee.server import RunningServer, freeze_startup_heap, start_server
-from referee.table import Record, Table
+from referee.match.records import EventRecord, Line
+from referee.rules import RulesError
+from referee.rules.events import RoundScored
+from referee.server.serve import RunningServer, freeze_startup_heap, start_server
+from referee.server.service import MatchExistsError
+from referee.server.table import Table
 from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
 from referee.tournament.stats import PairingVerdict, pairing_verdict
 from referee.tournament.store import GameResult, GameRow, Store, StoreError
-from referee.wire.tichu.v1 import referee_pb2_grpc
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
@@ -87,7 +87,7 @@ class _Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as stderr:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "referee.tournament.worker", self.entrant.bot,
+                sys.executable, "-m", "clients.worker", self.entrant.bot,
                 "--server", self.server, "--insecure",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
             )  # fmt: skip
@@ -232,7 +232,7 @@ class Tournament:
         workers = self._workers(running.address)
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)
         ticker = asyncio.create_task(self._tick(progress))
-        play = asyncio.create_task(self._connect_and_play(pending, token, running, workers, progress))
+        play = asyncio.create_task(self._connect_and_play(pending, running, workers, progress))
         # SIGINT or SIGTERM: stop at once, but cleanly (workers ended, the referee stopped); the
         # games that were running stay `running` in the store, and resume plays them again.
         interrupted = asyncio.Event()
@@ -272,14 +272,11 @@ class Tournament:
     async def _connect_and_play(
         self,
         pending: Sequence[GameSpec],
-        token: str,
         running: RunningServer,
         workers: dict[str, list[_Worker]],
         progress: Progress,
     ) -> None:
-        async with grpc.aio.insecure_channel(running.address) as channel:
-            stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
-            await self._play_all(pending, stub, token, running, workers, progress)
+        await self._play_all(pending, running, workers, progress)
 
     async def _tick(self, progress: Progress) -> None:
         """Keep the clock and the rate moving between finished games (long games, slow bots)."""
@@ -310,8 +307,6 @@ class Tournament:
     async def _play_all(
         self,
         pending: Sequence[GameSpec],
-        stub: Any,
-        token: str,
         running: RunningServer,
         workers: dict[str, list[_Worker]],
         progress: Progress,
@@ -339,7 +334,7 @@ class Tournament:
                         worker = pool[next_worker[player] % len(pool)]
                         next_worker[player] += 1
                     assignment.append((seat, player, worker))
-                task = asyncio.create_task(self._game(spec, stub, token, running, assignment, progress))
+                task = asyncio.create_task(self._game(spec, running, assignment, progress))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
                 task.add_done_callback(lambda _: slots.release())
@@ -357,8 +352,6 @@ class Tournament:
     async def _game(
         self,
         spec: GameSpec,
-        stub: Any,
-        token: str,
         running: RunningServer,
         assignment: list[tuple[int, str, _Worker | None]],
         progress: Progress,
@@ -371,26 +364,21 @@ class Tournament:
         self._games_by_match[match_id] = spec.game_id
         self.store.mark_started(spec.game_id, self.run_id, match_id, str(replay_path))
         try:
-            created = await stub.CreateMatch(
-                pb.CreateMatchRequest(
-                    preset=self.config.preset,
-                    rules_json=json.dumps(self.config.rules_overrides) if self.config.rules_overrides else "",
-                    clock=self.config.clock.to_proto(),
-                    seed=spec.seed,
-                    bot_names=list(spec.players),
-                    match_id=match_id,
-                ),
-                metadata=(("authorization", f"Bearer {token}"),),
+            # Through the referee's Python API: the tournament runs the referee in its own process.
+            table, tokens = running.service.create_match(
+                preset=self.config.preset,
+                rules_json=json.dumps(self.config.rules_overrides) if self.config.rules_overrides else "",
+                clock=self.config.clock,
+                seed=spec.seed,
+                bot_names=list(spec.players),
+                match_id=match_id,
             )
-        except grpc.aio.AioRpcError as error:
+        except (MatchExistsError, RulesError, ValueError) as error:
             self._failed += 1
             self.store.mark_pending(spec.game_id)
-            print(
-                f"\ngame {spec.game_id}: the referee refused it: {error.details()}", file=self.out, flush=True
-            )
+            print(f"\ngame {spec.game_id}: the referee refused it: {error}", file=self.out, flush=True)
             return
-        table = running.service.tables[match_id]
-        for (seat, player, worker), seat_token in zip(assignment, created.seat_tokens, strict=True):
+        for (seat, player, worker), seat_token in zip(assignment, tokens, strict=True):
             rng_seed = f"tichu-tournament/{self.config.seed}/{spec.game_id}/{seat}"
             line = f"{seat_token} {player} {rng_seed}"
             if worker is not None:
@@ -437,7 +425,7 @@ class Tournament:
             self.store.mark_pending(spec.game_id)
             print(f"\ngame {spec.game_id} did not finish; resume plays it again", file=self.out, flush=True)
             return
-        rounds = len(table.state.history)
+        rounds = result.hands
         self.store.mark_finished(
             spec.game_id,
             GameResult(
@@ -448,7 +436,7 @@ class Tournament:
                 forfeiting_team=result.forfeiting_team,
                 reason=result.reason,
                 rounds=rounds,
-                summary_json=result.summary_json,
+                summary_json=json.dumps(result.statistics(), separators=(",", ":")),
             ),
         )
         self._done += 1
@@ -464,14 +452,12 @@ class Tournament:
             verdict = self._verdict(spec.pairing)
             print(f"\nSPRT {pairing.label}: {verdict.summary}; no new boards", file=self.out, flush=True)
 
-    def _on_record(self, match_id: str, record: Record) -> None:
-        if record.get("kind") != "event":
-            return
-        event = record.get("event") or {}
-        if event.get("type") == "round_scored":
+    def _on_record(self, match_id: str, record: Line) -> None:
+        if isinstance(record, EventRecord) and isinstance(record.event, RoundScored):
+            event = record.event
             game_id = self._games_by_match.get(match_id)
             if game_id is not None:
-                self.store.add_round(game_id, event["round"], event["round_points"], event["totals"])
+                self.store.add_round(game_id, event.round, list(event.round_points), list(event.totals))
 
     # ---------------------------------------------------------------------------- SPRT and leader
 

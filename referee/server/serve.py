@@ -18,8 +18,8 @@ from pathlib import Path
 import grpc
 
 from referee import log
-from referee.service import RecordHook, RefereeService
-from referee.table import ClockSettings
+from referee.match import ClockSettings
+from referee.server.service import RecordHook, RefereeService
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -62,6 +62,7 @@ async def start_server(
     insecure: bool = False,
     defaults: ClockSettings | None = None,
     now: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
     on_record: RecordHook | None = None,
     replay_dir: Path | None = None,
     resume: bool = True,
@@ -81,6 +82,7 @@ async def start_server(
         organiser_token,
         defaults,
         now=now,
+        wall=wall,
         on_record=on_record,
         replay_dir=replay_dir,
         forget_finished_after_s=forget_finished_after_s,

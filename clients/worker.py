@@ -96,7 +96,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m referee.tournament.worker`, the same as `tichu tournament worker`."""
+    """`python -m clients.worker`, the same as `tichu tournament worker`."""
     parser = argparse.ArgumentParser(prog="tichu tournament worker", description=__doc__)
     add_worker_arguments(parser)
     return run_worker(parser.parse_args(argv))

@@ -22,24 +22,25 @@ from typing import Any, NoReturn, cast
 
 import grpc
 
-from referee.codec import config_from_proto, pb
 from referee.log import get_logger
+from referee.match import PROTOCOL_VERSION, ClockSettings, Match
+from referee.match.messages import OutMessage, Request
+from referee.match.moves import ReplayMismatchError
+from referee.match.records import Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
-from referee.replay.rerun import ReplayMismatchError
 from referee.rules import RulesError, State
-from referee.table import (
-    PROTOCOL_VERSION,
-    ClockSettings,
-    Close,
-    Connection,
-    Record,
-    SeatUnavailableError,
-    Table,
+from referee.server.codec import (
+    clock_merged,
+    config_from_proto,
+    message_to_proto,
+    seat_info_to_proto,
 )
+from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-RecordHook = Callable[[str, Record], None]
+RecordHook = Callable[[str, Line], None]
 # At most this many messages go in one Bundle (a snapshot's worth of events is still one write).
 MAX_BUNDLE = 64
 # How long a call stays open after the result for the bot to close its side first.
@@ -59,6 +60,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         defaults: ClockSettings | None = None,
         *,
         now: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
         on_record: RecordHook | None = None,
         replay_dir: Path | None = None,
         forget_finished_after_s: float | None = None,
@@ -69,6 +71,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self._organiser_token = organiser_token.encode()
         self.defaults = defaults or ClockSettings()
         self._now = now
+        self._wall = wall
         self._on_record = on_record
         self.replay_dir = replay_dir
         self.forget_finished_after_s = forget_finished_after_s
@@ -115,8 +118,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         if bot_names and len(bot_names) != config.players:
             raise ValueError(f"give one bot name per seat ({config.players}), or none")
         deal_seed: int | str = (int(seed) if seed.isdigit() else seed) if seed else secrets.randbelow(2**63)
-        writer = None if path is None else ReplayWriter(path)
-        table = Table(
+        header = Match.header_for(
             match_id,
             config,
             clock=clock or self.defaults,
@@ -124,6 +126,11 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             bot_names=bot_names,
             watch_delay_events=watch_delay_events,
             initial_state=initial_state,
+            wall=self._wall(),
+        )
+        writer = None if path is None else ReplayWriter(path)
+        table = Table(
+            Match(header, now=self._now(), wall=self._wall()),
             now=self._now,
             on_record=self._record_hook(match_id, writer),
             keep_records=self.keep_records,
@@ -151,13 +158,16 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 replay = read_replay(path)
                 if replay.result is not None or replay.match_id in self.tables:
                     continue
+                match = Match.resume(replay.header, replay.records, now=self._now(), wall=self._wall())
                 writer = ReplayWriter(path, keep_bytes=replay.complete_bytes)
-                table = Table.resume(
-                    replay,
+                table = Table(
+                    match,
                     now=self._now,
                     on_record=self._record_hook(replay.match_id, writer),
                     keep_records=self.keep_records,
                 )
+                if self.keep_records:
+                    table.records = [*replay.records, *table.records]
             except (
                 OSError,
                 ReplayFormatError,
@@ -178,12 +188,12 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             )
         return resumed
 
-    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Record], None] | None:
+    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Line], None] | None:
         hook = self._on_record
         if writer is None:
             return None if hook is None else (lambda record: hook(match_id, record))
 
-        def record(record: Record) -> None:
+        def record(record: Line) -> None:
             """Write the record to the replay, then pass it on."""
             writer.write(record)
             if hook is not None:
@@ -269,7 +279,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         table, seat = found
         try:
-            conn = await table.connect(seat, hello.bot_name, hello.bot_version)
+            conn = table.connect(seat, hello.bot_name, hello.bot_version)
         except SeatUnavailableError as error:
             self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))
@@ -278,7 +288,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         try:
             while True:
                 taken = await conn.take()
-                close = taken[-1] if isinstance(taken[-1], Close) else None
+                close = taken[-1] if isinstance(taken[-1], StreamEnd) else None
                 if close is not None:
                     taken.pop()
                 # Everything one input made for this seat goes in one write when the bot takes
@@ -286,10 +296,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 # makes an event and a request for every seat at once.
                 step = MAX_BUNDLE if bundles else 1
                 for start in range(0, len(taken), step):
-                    batch = cast(list[pb.RefereeMessage], taken[start : start + step])
-                    for message in batch:
-                        if message.HasField("request"):
-                            table.delivered(conn.seat, message.request.request_id)
+                    batch = []
+                    for message in cast(list[OutMessage], taken[start : start + step]):
+                        # A request's legal actions are listed here, as it leaves, and its clock
+                        # starts once they are: that time is the referee's, not the bot's.
+                        batch.append(message_to_proto(message))
+                        if isinstance(message, Request):
+                            table.delivered(conn, message.request_id)
                     yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
                 if close is not None:
                     if close.code is not None:
@@ -312,7 +325,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
             async for msg in request_iterator:
                 if msg.WhichOneof("kind") is None:
-                    conn.close("INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
+                    table.end(conn, "INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
                     return
                 table.receive(conn, msg)
 
@@ -343,7 +356,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             table, tokens = self.create_match(
                 preset=request.preset,
                 rules_json=request.rules_json,
-                clock=self.defaults.merged(request.clock),
+                clock=clock_merged(self.defaults, request.clock),
                 seed=request.seed,
                 bot_names=list(request.bot_names),
                 watch_delay_events=request.watch_delay_events,
@@ -365,7 +378,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 pb.MatchInfo(
                     match_id=match_id,
                     status=table.status,
-                    seats=table.seat_info(),
+                    seats=seat_info_to_proto(table.seat_info()),
                     scores=list(table.state.scores),
                     round=table.state.round,
                     replay_path=str(self.replay_paths.get(match_id, "")),

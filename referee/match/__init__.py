@@ -1,0 +1,20 @@
+"""The pure match core: a match as a state machine over the rules (standard library and
+referee.rules only; no asyncio, grpc, protobuf, files or clocks: time is an argument)."""
+
+from referee.match.clock import ClockSettings
+from referee.match.core import LogEntry, Match
+from referee.match.messages import MatchResult, RejectionReason
+from referee.match.records import FORMAT, PROTOCOL_VERSION, Header, Record, RecordError
+
+__all__ = [
+    "FORMAT",
+    "PROTOCOL_VERSION",
+    "ClockSettings",
+    "Header",
+    "LogEntry",
+    "Match",
+    "MatchResult",
+    "Record",
+    "RecordError",
+    "RejectionReason",
+]

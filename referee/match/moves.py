@@ -1,0 +1,321 @@
+"""Moves: the records that change the game, applied by the one function that the match core and
+the verifier share, and the re-run of a whole replay that `tichu replay verify` and a resumed
+match rest on.
+
+A move is a decision, a Tichu call sent out of turn, a default taken after a timeout or a bomb
+window's resolution. Re-running a replay applies each move through the rules engine and checks
+that it produces exactly the event records that follow it, in order, with the same state version
+and audience; that every default is the engine's own (R-DEF-1); that a window's outcome is what
+its answers give (R-BOMB-9); and, for a finished match, that the result follows.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from referee.match.records import (
+    CallRecord,
+    DecisionRecord,
+    EventRecord,
+    Header,
+    Move,
+    Record,
+    RejectionRecord,
+    ResultRecord,
+    Start,
+    ViolationRecord,
+    WindowRecord,
+)
+from referee.match.tally import Tally
+from referee.rules import (
+    Action,
+    DecisionKind,
+    Decline,
+    Event,
+    RulesError,
+    State,
+    answer_window,
+    apply,
+    default_action,
+    new_game,
+    owed,
+)
+from referee.rules.events import Called, Played
+
+
+class ReplayMismatchError(Exception):
+    """The replay differs from what the rules engine does; names the line and the difference."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class WindowOutcome:
+    """What a bomb window's answers came to: the next state, its events, the bomb and its call."""
+
+    state: State
+    events: list[Event]
+    bomb: int | None  # the seat whose bomb applied
+    call: int | None  # that seat, when its bomb carried a Tichu call that was made (R-CALL-7)
+
+
+def resolve_window(state: State, answers: Mapping[int, Action]) -> WindowOutcome:
+    """Apply a whole bomb window's answers at once (R-BOMB-9; the engine owns R-CALL-7)."""
+    after, events = answer_window(state, answers)
+    bomb = call = None
+    for event in events:
+        if isinstance(event, Called):
+            call = event.seat
+        elif isinstance(event, Played) and event.out_of_turn:
+            bomb = event.seat
+            break
+    return WindowOutcome(after, events, bomb, call if call == bomb else None)
+
+
+def apply_move(state: State, move: Move) -> tuple[State, list[Event]]:
+    """The game after `move`, and its events; RulesError if the engine refuses it."""
+    if isinstance(move, WindowRecord):
+        outcome = resolve_window(state, dict(move.answers))
+        return outcome.state, outcome.events
+    if isinstance(move, ViolationRecord):
+        return apply(state, move.seat, move.default)
+    return apply(state, move.seat, move.action)
+
+
+def initial_state(header: Header) -> tuple[State, list[Event]]:
+    """The game a replay starts from: its given position, or a new game from config and seed."""
+    if header.initial_state is not None:
+        return header.initial_state, []
+    return new_game(header.config, header.seed)
+
+
+def forfeits(header: Header, violation: ViolationRecord) -> bool:
+    """Whether this timeout was one too many: its team forfeits and its default is never taken."""
+    limit = header.clock.max_violations
+    return limit > 0 and violation.count > limit
+
+
+@dataclass(slots=True)
+class Rerun:
+    """Where a replay's game stands after its records: the state, its version, the events."""
+
+    state: State
+    tally: Tally  # the per-seat counts of every record re-run
+    version: int = 0
+    started: bool = False
+    moves: int = 0
+    events: list[tuple[int, Event]] = field(default_factory=list)  # (state version, event)
+    max_request_id: int = 0
+    last_t_ms: float = 0.0
+
+
+Expected = tuple[int, int | None, Event]  # (state version, private_to, the event)
+
+
+def _describe(version: int, owner: int | None, event: Event) -> str:
+    audience = "public" if owner is None else f"private to seat {owner}"
+    return f"{event.type} at state {version} ({audience}): {event.to_json()}"
+
+
+class _Checker:
+    """Re-runs records one by one (see rerun)."""
+
+    def __init__(
+        self, header: Header, check_result: bool, on_move: Callable[[int, Move, State], None] | None
+    ):
+        self.header = header
+        self.check_result = check_result
+        self.on_move = on_move
+        state, self.deal_events = initial_state(header)
+        self.run = Rerun(state, Tally(state.config.players, [s.bot_name for s in header.seats]))
+        self.pending: deque[Expected] = deque()
+        # Seats whose window request timed out at a state version: their answer must be decline.
+        self.silent: dict[int, set[int]] = {}
+
+    def record(self, record: Record, line: int) -> None:
+        run = self.run
+        run.last_t_ms = float(record.t_ms)
+        if isinstance(record, (DecisionRecord, ViolationRecord, RejectionRecord)):
+            run.max_request_id = max(run.max_request_id, record.request_id)
+        if isinstance(record, EventRecord):
+            self._event(record, line)
+        elif isinstance(record, Start):
+            if run.started:
+                raise ReplayMismatchError(line, "a second start record")
+            run.started = True
+            self.pending.extend((0, event.private_to, event) for event in self.deal_events)
+        elif isinstance(record, ViolationRecord) and record.decision is DecisionKind.BOMB_WINDOW:
+            self._silent_in_window(record, line)
+        elif isinstance(record, ViolationRecord) and forfeits(self.header, record):
+            self._check_default(record, line)  # the one timeout too many: the team forfeits
+        elif isinstance(record, (DecisionRecord, CallRecord, WindowRecord, ViolationRecord)):
+            self._move(record, line)
+        elif isinstance(record, ResultRecord) and self.check_result:
+            self._lacks_nothing(line)
+            self._result(record, line)
+        if not isinstance(record, EventRecord):
+            run.tally.add(record)
+
+    def _event(self, record: EventRecord, line: int) -> None:
+        if not self.pending:
+            raise ReplayMismatchError(line, f"an event the engine did not produce: {record.data}")
+        version, owner, event = self.pending.popleft()
+        if (record.version, record.private_to, record.data) != (version, owner, event.to_json()):
+            raise ReplayMismatchError(
+                line,
+                f"the engine produced {_describe(version, owner, event)}; the replay has "
+                f"{_describe(record.version, record.private_to, record.event)}",
+            )
+        self.run.events.append((version, event))
+        self.run.tally.add_event(event)
+
+    def _lacks_nothing(self, line: int) -> None:
+        if self.pending:
+            version, owner, event = self.pending[0]
+            raise ReplayMismatchError(line, f"the replay lacks an event: {_describe(version, owner, event)}")
+
+    def _at_current_state(self, record: Move, line: int) -> None:
+        run = self.run
+        if not run.started:
+            raise ReplayMismatchError(line, f"a {record.kind} before the game started")
+        self._lacks_nothing(line)
+        if record.version != run.version:
+            raise ReplayMismatchError(
+                line, f"a {record.kind} for state {record.version}, but the game is at state {run.version}"
+            )
+
+    def _check_default(self, record: ViolationRecord, line: int) -> None:
+        """R-DEF-1: a timeout's default is the engine's, for the decision that seat owed."""
+        self._at_current_state(record, line)
+        state = self.run.state
+        kind = owed(state, record.seat)
+        if kind is not record.decision:
+            raise ReplayMismatchError(
+                line, f"a timeout of seat {record.seat}'s {record.decision} request, but it owed {kind}"
+            )
+        expected = default_action(state, record.seat)
+        if record.default != expected:
+            raise ReplayMismatchError(
+                line,
+                f"seat {record.seat} timed out and the default taken was {record.default}; "
+                f"the engine's default (R-DEF-1) is {expected}",
+            )
+
+    def _silent_in_window(self, record: ViolationRecord, line: int) -> None:
+        self._check_default(record, line)
+        self.silent.setdefault(record.version, set()).add(record.seat)
+
+    def _move(self, record: Move, line: int) -> None:
+        run = self.run
+        if isinstance(record, ViolationRecord):
+            self._check_default(record, line)
+        else:
+            self._at_current_state(record, line)
+        if isinstance(record, DecisionRecord):
+            kind = owed(run.state, record.seat)
+            if kind is not record.decision:
+                raise ReplayMismatchError(
+                    line, f"seat {record.seat} answered a {record.decision} request, but it owed {kind}"
+                )
+        try:
+            if isinstance(record, WindowRecord):
+                state, events = self._window(record, line)
+            else:
+                state, events = apply_move(run.state, record)
+        except RulesError as error:
+            raise ReplayMismatchError(line, f"the engine refuses this {record.kind}: {error}") from None
+        run.state = state
+        run.version += 1
+        run.moves += 1
+        self.pending.extend((run.version, event.private_to, event) for event in events)
+        if self.on_move is not None:
+            self.on_move(line, record, state)
+
+    def _window(self, record: WindowRecord, line: int) -> tuple[State, list[Event]]:
+        state = self.run.state
+        if record.order != state.window:
+            raise ReplayMismatchError(
+                line,
+                f"a window in order {list(record.order)}, but the engine's window is {list(state.window)}",
+            )
+        answers = dict(record.answers)
+        if list(answers) != list(record.order):
+            raise ReplayMismatchError(
+                line, "a window's answers must be every seat of the window, in its order"
+            )
+        for seat in sorted(self.silent.pop(record.version, set())):
+            if not isinstance(answers.get(seat), Decline):
+                raise ReplayMismatchError(
+                    line, f"seat {seat} timed out in this window, so its answer is decline (R-DEF-1)"
+                )
+        outcome = resolve_window(state, answers)
+        discarded = tuple(s for s, a in record.answers if s != outcome.bomb and not isinstance(a, Decline))
+        found = (record.bomb, record.call, record.discarded)
+        if found != (outcome.bomb, outcome.call, discarded):
+            raise ReplayMismatchError(
+                line,
+                f"the window's answers give bomb {outcome.bomb}, call {outcome.call}, discarded "
+                f"{list(discarded)}; the record says bomb {record.bomb}, call {record.call}, discarded "
+                f"{list(record.discarded)}",
+            )
+        return outcome.state, outcome.events
+
+    def _result(self, record: ResultRecord, line: int) -> None:
+        state = self.run.state
+        scores = tuple(state.scores)
+        if record.scores != scores:
+            raise ReplayMismatchError(
+                line, f"the result says scores {list(record.scores)}, the engine {list(scores)}"
+            )
+        if not record.ends_unfinished_game:
+            if not state.is_over:
+                raise ReplayMismatchError(line, "the result ends a game the engine says is not over")
+            winner = -1 if state.winner is None else state.winner
+            if record.winner != winner:
+                raise ReplayMismatchError(
+                    line, f"the result names winner {record.winner}, the engine {winner}"
+                )
+        for stored, recounted in zip(record.summary, self.run.tally.summary(), strict=False):
+            for key, value in recounted.counts().items():
+                if stored.counts()[key] != value:
+                    raise ReplayMismatchError(
+                        line,
+                        f"the summary says seat {stored.seat} {key} = {stored.counts()[key]!r}; "
+                        f"the records count {value!r}",
+                    )
+
+
+def rerun(
+    header: Header,
+    records: Sequence[Record],
+    *,
+    check_result: bool = True,
+    on_move: Callable[[int, Move, State], None] | None = None,
+) -> Rerun:
+    """Re-run every move of a replay and check every event; ReplayMismatchError at the first
+    difference. Line numbers count the header as line 1. `on_move(line, move, state_after)` sees
+    each move as it is replayed."""
+    checker = _Checker(header, check_result, on_move)
+    for index, record in enumerate(records):
+        checker.record(record, index + 2)
+    finished = bool(records) and isinstance(records[-1], ResultRecord)
+    if finished:
+        checker._lacks_nothing(len(records) + 1)
+    return checker.run
+
+
+__all__ = [
+    "ReplayMismatchError",
+    "Rerun",
+    "WindowOutcome",
+    "apply_move",
+    "forfeits",
+    "initial_state",
+    "rerun",
+    "resolve_window",
+]

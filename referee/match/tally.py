@@ -1,0 +1,141 @@
+"""Per-seat statistics, counted from replay records: one definition for the live match, a resumed
+match and `tichu replay verify`, so the summary in a replay can always be re-derived."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from referee.match.records import (
+    Connected,
+    DecisionRecord,
+    EventRecord,
+    Record,
+    RejectionRecord,
+    SeatSummary,
+    ViolationRecord,
+    WindowRecord,
+)
+from referee.rules import DecisionKind
+from referee.rules.events import Called, DragonGiven, Event, Played, RoundEnded, RoundStarted, TrickWon
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(len(ordered) * fraction)) - 1]
+
+
+@dataclass(slots=True)
+class SeatTally:
+    """One seat's counts."""
+
+    seat: int
+    bot_name: str = ""
+    bot_version: str = ""
+    decisions: int = 0
+    think_ms: list[float] = field(default_factory=list)
+    timeouts: int = 0
+    rejections: int = 0
+    tichu_calls: int = 0
+    tichu_won: int = 0
+    grand_tichu_calls: int = 0
+    grand_tichu_won: int = 0
+    bombs: int = 0
+    first_out: int = 0  # rounds this seat went out first (not in the replay's summary)
+    points: int = 0
+    reconnections: int = 0
+    bank_left_ms: int | None = None  # None until a record says
+
+    def summary(self, rate_limited: int | None = None, bank_left_ms: int | None = None) -> SeatSummary:
+        """The seat's line of the match summary (with the live-only counts when given)."""
+        return SeatSummary(
+            seat=self.seat,
+            bot_name=self.bot_name,
+            bot_version=self.bot_version,
+            decisions=self.decisions,
+            think_ms_p50=round(percentile(self.think_ms, 0.50), 1),
+            think_ms_p99=round(percentile(self.think_ms, 0.99), 1),
+            timeouts=self.timeouts,
+            rejections=self.rejections,
+            tichu_calls=self.tichu_calls,
+            tichu_won=self.tichu_won,
+            grand_tichu_calls=self.grand_tichu_calls,
+            grand_tichu_won=self.grand_tichu_won,
+            bombs_played=self.bombs,
+            points_won=self.points,
+            reconnections=self.reconnections,
+            rate_limited=rate_limited,
+            bank_left_ms=bank_left_ms,
+        )
+
+
+class Tally:
+    """Counts what every seat did, record by record (decisions, think times, calls, points...)."""
+
+    def __init__(self, players: int, bot_names: Sequence[str] = ()) -> None:
+        self.seats = [SeatTally(s, bot_names[s] if s < len(bot_names) else "") for s in range(players)]
+        self._callers: dict[int, str] = {}  # this round's callers and their calls
+
+    def add(self, record: Record) -> None:
+        """Count one record."""
+        if isinstance(record, EventRecord):
+            self.add_event(record.event)
+        elif isinstance(record, DecisionRecord):
+            seat = self.seats[record.seat]
+            seat.decisions += 1
+            seat.think_ms.append(float(record.time_used_ms))
+            seat.bank_left_ms = record.bank_left_ms
+        elif isinstance(record, WindowRecord):
+            for seat_number, used in record.times_ms:
+                seat = self.seats[seat_number]
+                seat.decisions += 1
+                seat.think_ms.append(float(used))
+        elif isinstance(record, ViolationRecord):
+            seat = self.seats[record.seat]
+            seat.timeouts += 1
+            if record.decision is not DecisionKind.BOMB_WINDOW:
+                seat.bank_left_ms = 0
+        elif isinstance(record, RejectionRecord):
+            self.seats[record.seat].rejections += 1
+        elif isinstance(record, Connected):
+            seat = self.seats[record.seat]
+            if record.reconnect:
+                seat.reconnections += 1
+            seat.bot_name = seat.bot_name or record.bot_name
+            seat.bot_version = record.bot_version
+
+    def add_event(self, event: Event) -> None:
+        """Count what an event tells: calls and whether they were won, bombs, card points."""
+        if isinstance(event, RoundStarted):
+            self._callers.clear()
+        elif isinstance(event, Called):
+            seat = self.seats[event.seat]
+            if event.call == "grand_tichu":
+                seat.grand_tichu_calls += 1
+            else:
+                seat.tichu_calls += 1
+            self._callers[event.seat] = event.call
+        elif isinstance(event, RoundEnded):
+            if event.out:
+                self.seats[event.out[0]].first_out += 1
+            if event.out and event.out[0] in self._callers:
+                first = self.seats[event.out[0]]
+                if self._callers[event.out[0]] == "grand_tichu":
+                    first.grand_tichu_won += 1
+                else:
+                    first.tichu_won += 1
+        elif isinstance(event, Played):
+            if event.combo.is_bomb:
+                self.seats[event.seat].bombs += 1
+        elif isinstance(event, TrickWon):
+            self.seats[event.seat].points += event.points
+        elif isinstance(event, DragonGiven):
+            self.seats[event.to].points += event.points
+
+    def summary(self) -> tuple[SeatSummary, ...]:
+        """Every seat's summary line, in seat order (without the live-only counts)."""
+        return tuple(seat.summary() for seat in self.seats)
