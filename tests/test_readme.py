@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from referee.codec import pb
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.conformance import OPS, answer
 from referee.demo import DEFAULT_SEED, run_demo
 from referee.replay.format import RECORD_KINDS
 from referee.rules import OFFICIAL, new_game, state_to_json
 from referee.rules.events import EVENT_TYPES
-from referee.table import ClockSettings
+from referee.match import ClockSettings
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)

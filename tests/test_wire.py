@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.codec import action_from_proto, action_to_proto, pb
+from referee.server.codec import action_from_proto, action_to_proto
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.rules import (
     Phase,
     Play,

@@ -7,6 +7,7 @@ behind: a last line cut off in the middle.
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +117,9 @@ def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
 
 
 def read_replay(path: str | Path) -> Replay:
-    """Read a replay file; raises ReplayFormatError (naming the line) or OSError."""
+    """Read a replay file (gzip-compressed when its name ends in .gz); raises ReplayFormatError
+    (naming the line) or OSError."""
     path = Path(path)
-    with path.open("rb") as file:
+    opened = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+    with opened as file:
         return parse_lines(file.readlines(), path)

@@ -11,7 +11,8 @@ from typing import Any
 import grpc
 
 from clients.bot import Bot, DecisionKind, Harness, decision_kind
-from referee.codec import action_from_proto, action_to_proto, config_to_proto, event_to_proto, pb
+from referee.server.codec import action_from_proto, action_to_proto, config_to_proto, event_to_proto
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.rules import (
     Action,
     CallTichu,

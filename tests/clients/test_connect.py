@@ -17,7 +17,8 @@ from clients.bot import Bot, Rejection
 from clients.connect import ConnectError, MatchResult, add_bot_arguments, connect, load_bot, run_bot
 from clients.heuristic_bot import HeuristicBot
 from clients.random_bot import RandomBot
-from referee.codec import action_from_proto, config_to_proto, pb
+from referee.server.codec import action_from_proto, config_to_proto
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.rules import Action, Exchange, Observation, Play, RulesConfig, state_from_json
 from tests.clients.fakes import (
     BrokenBot,

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from referee.codec import pb
+from referee.match import MatchResult
+from referee.match.records import Line
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import ORGANISER_METADATA, join, random_policy, referee, run
 
 
@@ -19,8 +21,8 @@ class Played:
     """A finished match: its replay file, what the table recorded, its result and listing."""
 
     path: Path
-    records: list[dict[str, Any]]
-    result: pb.MatchResult
+    records: list[Line]
+    result: MatchResult
     statistics: dict[str, Any]
     listed_path: str
 

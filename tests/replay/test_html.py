@@ -6,6 +6,7 @@ here in the test. The browser tests skip only when no Chromium binary is install
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,11 +19,13 @@ from typing import Any
 
 import pytest
 
+from referee.match.moves import initial_state, rerun
+from referee.match.records import EventRecord
 from referee.replay import Replay, read_replay
 from referee.replay.html import DATA_ID, render_html, write_html
-from referee.replay.rerun import initial_state, rerun
 from referee.rules import State, format_cards
-from referee.rules.cards import parse_mask
+from referee.rules.events import ExchangeSubmitted
+from referee.rules.events import Played as PlayedEvent
 from tests.replay.browser import Browser, find_chromium
 from tests.replay.conftest import Played
 
@@ -42,24 +45,24 @@ class Page:
 
     url: str
     replay: Replay
-    events: list[dict[str, Any]]  # the replay's event records: step i is events[i]
+    events: list[EventRecord]  # the replay's event records: step i is events[i]
     states: list[State]  # the engine's state at each state version
 
     def hands(self, step: int) -> list[list[str]]:
         """Every seat's hand at a step, as the engine has it after the move of that step's event."""
-        state = self.states[self.events[step]["version"]]
+        state = self.states[self.events[step].version]
         return [format_cards(hand).split() for hand in state.hands]
 
     def steps_of(self, kind: str) -> list[int]:
         """The steps whose event is of a type."""
-        return [i for i, record in enumerate(self.events) if record["event"]["type"] == kind]
+        return [i for i, record in enumerate(self.events) if record.event.type == kind]
 
     def ends_round(self, step: int) -> bool:
         """Whether the move behind this step dealt a new round (the page shows the old one then)."""
-        version = self.events[step]["version"]
-        return any(
-            r["version"] == version and r["event"]["type"] == "round_started" for r in self.events
-        ) and (version > 0)
+        version = self.events[step].version
+        return any(r.version == version and r.event.type == "round_started" for r in self.events) and (
+            version > 0
+        )
 
 
 def make_page(replay_path: Path, out: Path) -> Page:
@@ -67,8 +70,8 @@ def make_page(replay_path: Path, out: Path) -> Page:
     replay = read_replay(replay_path)
     write_html(replay, out)
     states = [initial_state(replay.header)[0]]
-    rerun(replay, on_move=lambda _line, _record, state: states.append(state))
-    events = [r for r in replay.records if r["kind"] == "event"]
+    rerun(replay.header, replay.records, on_move=lambda _line, _record, state: states.append(state))
+    events = [r for r in replay.records if isinstance(r, EventRecord)]
     return Page(out.as_uri(), replay, events, states)
 
 
@@ -134,8 +137,12 @@ def test_the_page_is_one_small_self_contained_file(page: Page) -> None:
 def test_names_cannot_break_out_of_the_page(played: Played) -> None:
     replay = read_replay(played.path)
     name = "</script><!-- <b>&amp;"
-    assert replay.start is not None
-    replay.start["seats"][0]["bot_name"] = name
+    start = replay.start
+    assert start is not None
+    renamed = dataclasses.replace(
+        start, seats=(dataclasses.replace(start.seats[0], bot_name=name), *start.seats[1:])
+    )
+    replay.records[replay.records.index(start)] = renamed
     html = render_html(replay)
     embedded = html.split(f'id="{DATA_ID}">', 1)[1].split("</script>", 1)[0]
     assert json.loads(embedded)["match"]["names"][0].startswith(name)
@@ -240,7 +247,7 @@ def test_the_hands_shown_are_the_engines_at_each_chosen_step(page: Page, clean: 
             assert shown_hand(clean, seat) == expected[seat], f"step {step}, seat {seat}"
             assert clean.evaluate(f"window.tichuViewer.hands({seat})") == expected[seat]
         # The cards on the table are the engine's current trick, play by play.
-        trick = page.states[page.events[step]["version"]].trick
+        trick = page.states[page.events[step].version].trick
         shown = clean.evaluate(
             "[...document.querySelectorAll('[data-trick-play]')].map((p) => [Number(p.dataset.trickPlay),"
             " [...p.querySelectorAll('[data-card]')].map((c) => c.dataset.card)])"
@@ -251,12 +258,12 @@ def test_the_hands_shown_are_the_engines_at_each_chosen_step(page: Page, clean: 
 @needs_browser
 def test_a_rounds_closing_events_show_the_hands_as_the_round_ended(page: Page, clean: Browser) -> None:
     step = page.steps_of("round_scored")[0]
-    version = page.events[step]["version"]
+    version = page.events[step].version
     before = page.states[version - 1]
     played = 0
     for record in page.events:
-        if record["version"] == version and record["event"]["type"] == "played":
-            played |= parse_mask(record["event"]["cards"])
+        if record.version == version and isinstance(record.event, PlayedEvent):
+            played |= record.event.cards
     open_page(clean, f"{page.url}#step={step}")
     for seat in range(4):
         assert shown_hand(clean, seat) == format_cards(before.hands[seat] & ~played).split()
@@ -290,9 +297,7 @@ def test_a_seat_view_shows_only_that_seats_cards(page: Page, clean: Browser) -> 
     assert clean.evaluate("document.getElementById('table').textContent").count("(private to seat 3)") == 1
     # Nor another seat's exchange, given as a decision whose answer only that seat knows.
     given = next(
-        i
-        for i, r in enumerate(page.events)
-        if r["event"]["type"] == "exchange_submitted" and r["event"]["seat"] == 0
+        i for i, r in enumerate(page.events) if isinstance(r.event, ExchangeSubmitted) and r.event.seat == 0
     )
     clean.evaluate(f"location.hash = '#step={given}&seat=1'")
     clean.wait_for(f"window.tichuViewer.step === {given}")

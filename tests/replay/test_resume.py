@@ -13,9 +13,10 @@ from pathlib import Path
 
 import grpc
 
-from referee.codec import pb
+from referee.match.moves import rerun
+from referee.match.records import ResumeRecord
 from referee.replay import read_replay
-from referee.replay.rerun import rerun
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 TOKEN = "resume-test-organiser"
@@ -114,13 +115,13 @@ def test_a_killed_referee_resumes_every_match_from_its_replay(tmp_path: Path) ->
     assert after.startswith(complete) and len(after) > len(complete)
     replay = read_replay(path)
     assert not replay.truncated and replay.result is not None
-    resumes = [r for r in replay.records if r["kind"] == "resume"]
+    resumes = [r for r in replay.records if isinstance(r, ResumeRecord)]
     assert len(resumes) == 1
     # The whole match re-runs through the engine: no move lost, none played twice.
-    run = rerun(replay)
-    assert run.state.is_over and list(run.state.scores) == replay.result["scores"]
-    killed_at = resumes[0]["version"]
+    run = rerun(replay.header, replay.records)
+    assert run.state.is_over and run.state.scores == replay.result.scores
+    killed_at = resumes[0].version
     assert 0 < killed_at < run.version
-    summary = replay.result["summary"]
-    assert all(seat["reconnections"] >= 1 for seat in summary), summary
+    summary = replay.result.summary
+    assert all(seat.reconnections >= 1 for seat in summary), summary
     assert "match_resumed_from_replay" in log.read_text()

@@ -11,10 +11,11 @@ import grpc
 import pytest
 from structlog.testing import capture_logs
 
-from referee.codec import pb
+from referee.match.moves import rerun
+from referee.match.records import ResumeRecord
 from referee.replay import read_replay
-from referee.replay.rerun import rerun
-from referee.service import MatchExistsError, RefereeService
+from referee.server.service import MatchExistsError, RefereeService
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played
 from tests.server.support import ORGANISER, Bot, referee, run
 
@@ -68,7 +69,7 @@ def test_only_unfinished_readable_replays_are_resumed(played: Played, tmp_path: 
 
     run(scenario())
     # The resumed file got its resume record; the finished one was not touched.
-    assert read_replay(tmp_path / "half.jsonl").records[-1]["kind"] == "resume"
+    assert isinstance(read_replay(tmp_path / "half.jsonl").records[-1], ResumeRecord)
     assert (tmp_path / played.path.name).read_bytes() == played.path.read_bytes()
 
 
@@ -119,6 +120,6 @@ def test_a_resumed_match_whose_seats_do_not_come_back_ends_at_the_start_timeout(
 
     run(scenario())
     replay = read_replay(tmp_path / "half.jsonl")
-    assert replay.result is not None and replay.result["absent"] == [0, 1, 2, 3]
-    assert [r["kind"] for r in replay.records[-2:]] == ["resume", "result"]
-    rerun(replay)  # a game stopped in its middle by the timeout still verifies
+    assert replay.result is not None and replay.result.absent == (0, 1, 2, 3)
+    assert [r.kind for r in replay.records[-2:]] == ["resume", "result"]
+    rerun(replay.header, replay.records)  # a game stopped in its middle by the timeout still verifies

@@ -7,14 +7,15 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from referee.match.moves import rerun
+from referee.match.records import EventRecord, Move
 from referee.replay import read_replay
-from referee.replay.rerun import rerun
 from referee.replay.show import show
 from referee.rules import Phase, State, format_cards
+from referee.rules.events import RoundStarted, TrickWon
 from tests.replay.conftest import Played
 
 CARD = re.compile(r"\b(?:10|[2-9JQKA])[jspt]\b|\b(?:MJ|DOG|PHX|DRG)\b")
@@ -29,19 +30,21 @@ def _show(path: Path, **options: object) -> list[str]:
 def test_the_full_view_shows_every_round_trick_hand_and_the_summary(played: Played) -> None:
     lines = _show(played.path)
     replay = read_replay(played.path)
-    rounds = sum(1 for r in replay.records if r["kind"] == "event" and r["event"]["type"] == "round_started")
+    rounds = sum(
+        1 for r in replay.records if isinstance(r, EventRecord) and isinstance(r.event, RoundStarted)
+    )
     assert sum(line.startswith("== Round ") for line in lines) == rounds == 3
-    tricks = sum(1 for r in replay.records if r["kind"] == "event" and r["event"]["type"] == "trick_won")
+    tricks = sum(1 for r in replay.records if isinstance(r, EventRecord) and isinstance(r.event, TrickWon))
     assert sum("takes the trick" in line for line in lines) == tricks
     assert lines[-5].startswith("seat bot") and all(line[0].isdigit() for line in lines[-4:])
     # The hands printed after the first exchange are the engine's hands when play begins.
     hands_at_play: list[str] = []
 
-    def remember(line: int, record: dict[str, Any], state: State) -> None:
+    def remember(line: int, record: Move, state: State) -> None:
         if state.phase is Phase.PLAY and not hands_at_play:
             hands_at_play.extend(format_cards(hand) for hand in state.hands)
 
-    rerun(replay, on_move=remember)
+    rerun(replay.header, replay.records, on_move=remember)
     first = lines.index("  Hands after the exchange:")
     shown = [line.split(": ", 1)[1] for line in lines[first + 1 : first + 5]]
     assert shown == hands_at_play
@@ -57,8 +60,8 @@ def test_a_seat_view_names_no_card_the_seat_was_not_shown(played: Played) -> Non
     replay = read_replay(played.path)
     visible: set[str] = set()
     for record in replay.records:
-        if record["kind"] == "event" and record["private_to"] in (None, seat):
-            text = " ".join(str(v) for v in record["event"].values())
+        if isinstance(record, EventRecord) and record.private_to in (None, seat):
+            text = " ".join(str(v) for v in record.data.values())
             visible |= set(CARD.findall(text))
     named = {card for line in lines if not line.startswith("Match ") for card in CARD.findall(line)}
     assert named <= visible

@@ -10,8 +10,8 @@ from typing import Any
 import grpc
 import pytest
 
-from referee.codec import pb
-from referee.server import start_server
+from referee.wire.tichu.v1 import referee_pb2 as pb
+from referee.server.serve import start_server
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import ORGANISER, ORGANISER_METADATA, Bot, Referee, join, referee, run
 
@@ -49,7 +49,7 @@ def test_bad_seat_tokens_are_unauthenticated_and_change_nothing() -> None:
                 error = await refused(ref, message)
                 assert error.code() == code, (message, error)
             assert (await refused(ref)).code() == grpc.StatusCode.UNAUTHENTICATED  # no message at all
-            assert [r["kind"] for r in table.records] == ["header"] and table.status == "waiting"
+            assert [r.kind for r in table.records] == ["header"] and table.status == "waiting"
             assert not any(info.connected for info in table.seat_info())
 
     run(scenario())

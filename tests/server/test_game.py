@@ -8,7 +8,8 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from referee.codec import pb
+from referee.match.records import DecisionRecord, EventRecord, WindowRecord
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.rules import Event, event_from_json
 from tests.server.support import ORGANISER_METADATA, Bot, join, random_policy, referee, run
 
@@ -71,14 +72,14 @@ def test_four_random_bots_play_a_game_to_the_end() -> None:
             versions = [e.state_version for e in events]
             assert versions == sorted(versions)
 
-        all_events = [r for r in table.records if r["kind"] == "event"]
-        assert [m.event.type for m in full[:-1]] == [r["event"]["type"] for r in all_events]
+        all_events = [r for r in table.records if isinstance(r, EventRecord)]
+        assert [m.event.type for m in full[:-1]] == [r.event.type for r in all_events]
         assert full[-1].result == result
         public_events = [m.event for m in public[:-1]]
         assert public[-1].result == result
         assert [e.seq for e in public_events] == list(range(1, len(public_events) + 1))
         assert [e.type for e in public_events] == [
-            r["event"]["type"] for r in all_events if r["private_to"] is None
+            r.event.type for r in all_events if r.private_to is None
         ]
         assert not PRIVATE & {e.type for e in public_events}
 
@@ -87,8 +88,8 @@ def test_four_random_bots_play_a_game_to_the_end() -> None:
         assert [s["bot_name"] for s in seats] == ["north", "east", "south", "west"]
         assert all(s["decisions"] > 0 and s["timeouts"] == 0 and s["rejections"] == 0 for s in seats)
         assert all(0 <= s["think_ms_p50"] <= s["think_ms_p99"] for s in seats)
-        decisions = [r for r in table.records if r["kind"] == "decision"]
-        window_answers = [t for r in table.records if r["kind"] == "window" for t in r["time_ms"]]
+        decisions = [r for r in table.records if isinstance(r, DecisionRecord)]
+        window_answers = [t for r in table.records if isinstance(r, WindowRecord) for t in r.times_ms]
         assert sum(s["decisions"] for s in seats) == len(decisions) + len(window_answers)
         points = sum(s["points_won"] for s in seats)
         assert points % 5 == 0
@@ -145,5 +146,5 @@ def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() 
     # Unbundled, each seat sees every event it may see, in order, exactly once.
     for seat, bot in enumerate(bots):
         seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
-        expected = [r["event"] for r in records if r["kind"] == "event" and r["private_to"] in (None, seat)]
+        expected = [r.data for r in records if isinstance(r, EventRecord) and r.private_to in (None, seat)]
         assert seen == expected, seat

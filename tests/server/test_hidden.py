@@ -17,8 +17,17 @@ from typing import Any
 
 import grpc
 
-from referee.codec import pb
-from referee.table import Record
+from referee.match.records import (
+    DecisionRecord,
+    EventRecord,
+    Line,
+    RejectionRecord,
+    ViolationRecord,
+    WindowRecord,
+    record_from_json,
+)
+from referee.server.codec import result_to_proto
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import Bot, Referee, cards_in, join, random_policy, referee, run
 
@@ -27,15 +36,15 @@ ROUND = '{"match_mode": "fixed_rounds:1"}'
 Known = dict[int, dict[int, tuple[list[int], list[frozenset[str]]]]]  # seat -> round -> (versions, sets)
 
 
-def known_cards(records: list[Record], players: int = 4) -> Known:
+def known_cards(records: list[Line], players: int = 4) -> Known:
     """Per seat and round, the cards the seat may know after each state version."""
     known: Known = defaultdict(dict)
     current: list[set[str]] = [set() for _ in range(players)]
     round_no = 0
     for record in records:
-        if record["kind"] != "event":
+        if not isinstance(record, EventRecord):
             continue
-        event: dict[str, Any] = record["event"]
+        event: dict[str, Any] = record.data
         etype = event["type"]
         if etype == "round_started":
             round_no = event["round"]
@@ -51,10 +60,10 @@ def known_cards(records: list[Record], players: int = 4) -> Known:
                 seen |= set(event["cards"].split())
         for seat in range(players):
             versions, sets = known[seat].setdefault(round_no, ([], []))
-            if versions and versions[-1] == record["version"]:
+            if versions and versions[-1] == record.version:
                 sets[-1] = frozenset(current[seat])
             else:
-                versions.append(record["version"])
+                versions.append(record.version)
                 sets.append(frozenset(current[seat]))
     return known
 
@@ -94,7 +103,7 @@ def leaks(bot: Bot, known: Known, checked: list[int] | None = None) -> list[str]
 
 
 def test_the_checker_catches_a_leak() -> None:
-    records: list[Record] = [
+    lines = [
         {"kind": "event", "version": 0, "event": {"type": "round_started", "round": 0, "dealer": 0}},
         {
             "kind": "event",
@@ -107,7 +116,7 @@ def test_the_checker_catches_a_leak() -> None:
             "event": {"type": "cards_dealt", "seat": 1, "cards": "4j 5j", "stage": "first"},
         },
     ]
-    known = known_cards(records)
+    known = known_cards([record_from_json(line) for line in lines])
     bot = Bot.__new__(Bot)
     bot.seat = 0
     ok = pb.RefereeMessage(event=pb.GameEvent(seq=1, state_version=0, type="x", json='{"cards": "2j 3j"}'))
@@ -164,16 +173,16 @@ def test_no_seat_ever_receives_a_card_it_may_not_know() -> None:
                 assert table.status == "finished" and table.result is not None, match_id
                 records = table.records
                 # Random bots pick from the legal actions they are sent: the referee accepts them all.
-                assert not any(r["kind"] in ("rejection", "violation") for r in records), match_id
-                kinds |= {r["decision"] for r in records if r["kind"] == "decision"}
-                kinds |= {"bomb_window" for r in records if r["kind"] == "window"}
-                bombs += sum(r["kind"] == "window" and r["bomb"] is not None for r in records)
+                assert not any(isinstance(r, RejectionRecord | ViolationRecord) for r in records), match_id
+                kinds |= {r.decision.value for r in records if isinstance(r, DecisionRecord)}
+                kinds |= {"bomb_window" for r in records if isinstance(r, WindowRecord)}
+                bombs += sum(isinstance(r, WindowRecord) and r.bomb is not None for r in records)
                 known = known_cards(records)
                 for seat, received in seats:
                     bot = Bot.__new__(Bot)
                     bot.seat = seat
                     bot.received = [pb.RefereeMessage.FromString(data) for data in received]
-                    assert bot.received[-1].result == table.result
+                    assert bot.received[-1].result == result_to_proto(table.result)
                     problems += [f"{match_id} {p}" for p in leaks(bot, known, checked)]
                 # Every bomb window went to all of its seats at once, in window order (R-BOMB-5):
                 # request ids are handed out in the order the requests are made.
@@ -185,8 +194,8 @@ def test_no_seat_ever_receives_a_card_it_may_not_know() -> None:
                         if message.HasField("request") and request.kind == pb.DECISION_KIND_BOMB_WINDOW:
                             issued[request.state_version].append((request.request_id, seat))
                 for r in records:
-                    if r["kind"] == "window" and r["version"] in issued:
-                        assert [seat for _, seat in sorted(issued[r["version"]])] == r["order"], (match_id, r)
+                    if isinstance(r, WindowRecord) and r.version in issued:
+                        assert tuple(seat for _, seat in sorted(issued[r.version])) == r.order, (match_id, r)
                         windows += 1
             assert problems == [], problems[:10]
             assert checked[0] > GAMES * 300 and windows > GAMES * 20 and bombs > 0

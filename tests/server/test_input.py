@@ -7,7 +7,8 @@ import contextlib
 
 import grpc
 
-from referee.codec import pb
+from referee.match.records import Disconnected, RejectionRecord
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import Bot, K, join, random_policy, referee, run
 from tests.server.test_windows import play, seated
 
@@ -114,7 +115,7 @@ def test_malformed_and_misdirected_decisions_are_rejected_and_the_game_goes_on()
             assert all(bot.result is not None and not bot.result.forfeit for bot in bots)
             stats = table.statistics()["seats"]
             assert stats[0]["rejections"] == 19 and stats[0]["timeouts"] == 0
-            assert sum(r["kind"] == "rejection" for r in table.records) == 19
+            assert sum(isinstance(r, RejectionRecord) for r in table.records) == 19
 
     run(scenario())
 
@@ -181,8 +182,8 @@ def test_a_flood_is_rate_limited_then_cut_off_and_the_match_survives() -> None:
             assert bots[1].error is not None
             assert bots[1].error.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL)
             table = ref.table(response.match_id)
-            dropped = [r for r in table.records if r["kind"] == "connection" and not r["connected"]]
-            assert [(r["seat"], r["why"], r["status"]) for r in dropped] == [
+            dropped = [r for r in table.records if isinstance(r, Disconnected)]
+            assert [(r.seat, r.why, r.status) for r in dropped] == [
                 (1, "flooded", "RESOURCE_EXHAUSTED")
             ]
             # The seat comes back with its token and the match is played to the end.

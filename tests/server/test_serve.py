@@ -14,14 +14,14 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.codec import pb
-from referee.server import TOKEN_ENV, add_serve_arguments, run_serve
+from referee.wire.tichu.v1 import referee_pb2 as pb
+from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the lead's cli.py does with these two functions, in a few lines.
 ENTRY = (
-    "import argparse, sys; from referee.server import add_serve_arguments, run_serve; "
+    "import argparse, sys; from referee.server.serve import add_serve_arguments, run_serve; "
     "p = argparse.ArgumentParser(); add_serve_arguments(p); sys.exit(run_serve(p.parse_args(sys.argv[1:])))"
 )
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from referee.replay import read_replay
-from referee.replay.rerun import rerun
+from referee.match.moves import rerun
 from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM, REPO, SHOWCASE, game_statuses
 
 CONFIG = f"""
