@@ -6,13 +6,15 @@ each bot sees only observe(state, its seat) and the events its seat may see, a H
 every answer, and the clocks are the referee's. A bot's answer arrives as long after its request
 as the bot took to decide (its own seat's requests one after another, the seats in parallel),
 so a slow bot times out and gets the defaults exactly as on the referee; bomb windows, bombs and
-Tichu calls out of turn work as there too. play_many plays many matches, the teams changing
+Tichu calls out of turn work as there too. Think times count in whole steps of THINK_STEP_S, so
+that bots which answer well within the clocks play the same match, record for record, every time. play_many plays many matches, the teams changing
 seats on the same deal every other game.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 import itertools
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +44,9 @@ __all__ = ["LOCAL_CLOCK", "MatchOutcome", "MatchSummary", "SeatStats", "play_man
 # The referee's default clocks, without heartbeats: in one process no stream can stall.
 LOCAL_CLOCK = ClockSettings(heartbeat_interval_ms=0)
 DECLINE = Decline()
+# Think times count in whole steps of this length: bots that answer well within the clocks then
+# answer in the same order, at the same virtual times, every time, and play the same match.
+THINK_STEP_S = 0.01
 # A round takes a few hundred decisions; this many inputs in one match means a loop.
 MAX_INPUTS = 2_000_000
 
@@ -152,7 +157,7 @@ class _LocalMatch:
                 self._feed(Received(seat, OutOfTurn(match.state_version, CallTichu())))
                 obs = observe(match.state, seat)
             action = harness.decide(obs, request.kind)
-        think_s = time.perf_counter() - started
+        think_s = math.ceil((time.perf_counter() - started) / THINK_STEP_S) * THINK_STEP_S
         arrives = max(self.now, self._free_at[seat]) + think_s
         self._free_at[seat] = arrives
         answer = Received(seat, Decision(request.request_id, request.state_version, action))

@@ -825,8 +825,19 @@ _READERS: dict[str, Any] = {
 RECORD_KINDS = frozenset({"header", *_READERS})
 
 
-def record_from_json(data: Mapping[str, Any]) -> Record:
+def header_from_json(data: object) -> Header:
+    """The header a replay's first line holds; RecordError unless it is a header this code reads."""
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        raise RecordError("a record is a JSON object with a 'kind'")
+    if data["kind"] != "header" or data.get("format") != FORMAT:
+        raise RecordError(f"expected a {FORMAT} header, found {data.get('format', data['kind'])!r}")
+    return Header.from_json(data)
+
+
+def record_from_json(data: object) -> Record:
     """The record a line after the header holds; RecordError names what is wrong."""
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        raise RecordError("a record is a JSON object with a 'kind'")
     kind = data.get("kind")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
@@ -868,6 +879,7 @@ __all__ = [
     "Start",
     "ViolationRecord",
     "WindowRecord",
+    "header_from_json",
     "is_move",
     "record_from_json",
 ]

@@ -11,7 +11,6 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from referee.match.records import (
     FORMAT,
@@ -21,6 +20,7 @@ from referee.match.records import (
     ResultRecord,
     SeatStart,
     Start,
+    header_from_json,
     record_from_json,
 )
 
@@ -70,35 +70,27 @@ class Replay:
         return names
 
 
-def _json_object(raw: bytes, where: str, number: int) -> dict[str, Any]:
+def _json(raw: bytes, where: str, number: int) -> object:
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as error:
         raise ReplayFormatError(f"{where}:{number}: not JSON ({error.msg})") from None
     except UnicodeDecodeError:
         raise ReplayFormatError(f"{where}:{number}: not UTF-8 text") from None
-    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-        raise ReplayFormatError(f"{where}:{number}: a record is a JSON object with a 'kind'")
-    return data
 
 
 def parse_header(raw: bytes, where: str) -> Header:
     """The first line as a header; ReplayFormatError unless it is a header this code reads."""
-    data = _json_object(raw, where, 1)
-    if data["kind"] != "header" or data.get("format") != FORMAT:
-        found = data.get("format", data["kind"])
-        raise ReplayFormatError(f"{where}:1: expected a {FORMAT} header, found {found!r}")
     try:
-        return Header.from_json(data)
+        return header_from_json(_json(raw, where, 1))
     except (RecordError, ValueError) as error:
         raise ReplayFormatError(f"{where}:1: {error}") from None
 
 
 def parse_record(raw: bytes, where: str, number: int) -> Record:
     """One complete line after the header as a record; ReplayFormatError names the line."""
-    data = _json_object(raw, where, number)
     try:
-        return record_from_json(data)
+        return record_from_json(_json(raw, where, number))
     except (RecordError, ValueError) as error:
         raise ReplayFormatError(f"{where}:{number}: {error}") from None
 
@@ -120,6 +112,8 @@ def read_replay(path: str | Path) -> Replay:
     """Read a replay file (gzip-compressed when its name ends in .gz); raises ReplayFormatError
     (naming the line) or OSError."""
     path = Path(path)
-    opened = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-    with opened as file:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as packed:
+            return parse_lines(packed.readlines(), path)
+    with path.open("rb") as file:
         return parse_lines(file.readlines(), path)

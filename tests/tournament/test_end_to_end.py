@@ -134,7 +134,8 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
             assert sum(o for _, o in rounds[str(game_id)]) == score_odd
         path = Path(str(replay)) if Path(str(replay)).is_absolute() else tmp_path / str(replay)
         # The replay is the game's, complete, and re-runs through the engine to the stored score.
-        run = rerun(read_replay(path))
+        replay = read_replay(path)
+        run = rerun(replay.header, replay.records)
         assert list(run.state.scores) == [score_even, score_odd]
 
     # The standings the resume wrote agree with the rows.

@@ -1,0 +1,158 @@
+"""The layers of DESIGN.md §1-2, checked from the source (parsed, not imported).
+
+- referee.match is pure: the standard library (no clocks, I/O, logging or concurrency) and
+  referee.rules only; time is an argument.
+- protobuf and grpc appear nowhere in referee/rules, referee/match, referee/replay or clients/,
+  but in the SDK's connector and the scripted seat (the tests' and benchmarks' wire-level client).
+- referee never imports clients (the SDK's commands reach `tichu` as entry points).
+- no module of referee/ or clients/ is over MAX_LINES lines (the generated stubs aside).
+- replay records are read through referee/match/records.py only: nowhere else is a JSON object
+  asked for its "kind".
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.rules.test_purity import FORBIDDEN_MODULES
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = ROOT / "referee"
+CLIENTS = ROOT / "clients"
+GENERATED = REFEREE / "wire" / "tichu"
+MAX_LINES = 900
+WIRE = ("google.protobuf", "grpc", "grpc_tools", "referee.wire", "referee.server")
+# The clients that speak the wire themselves: the SDK's connector and the scripted test seat;
+# the tournament worker runs the connector.
+WIRE_CLIENTS = {"connect.py", "scripted.py"}
+# datetime turns the wall time the caller passed in into a replay's timestamps; reading the
+# clock from it is refused below.
+MATCH_ALLOWED_STDLIB = {"datetime"}
+CLOCK_CALLS = {"now", "today", "utcnow", "time", "monotonic", "perf_counter", "process_time"}
+
+
+def python_files(*folders: Path) -> Iterator[Path]:
+    """The project's Python files under the folders, generated stubs aside."""
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            if GENERATED not in path.parents:
+                yield path
+
+
+def tree_of(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def names(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in a file; the project imports absolutely only."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree_of(path)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}:{node.lineno}: a relative import"
+            found.append((node.lineno, node.module or ""))
+    return found
+
+
+def under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+MATCH_FILES = sorted((REFEREE / "match").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", MATCH_FILES, ids=[p.name for p in MATCH_FILES])
+def test_the_match_core_imports_only_the_standard_library_and_the_rules(path: Path) -> None:
+    problems = []
+    for line, name in names(path):
+        top = name.split(".")[0]
+        if under(name, "referee.rules") or under(name, "referee.match"):
+            continue
+        if top in sys.stdlib_module_names and (top not in FORBIDDEN_MODULES or top in MATCH_ALLOWED_STDLIB):
+            continue
+        problems.append(f"{path.name}:{line}: imports {name}")
+    for node in ast.walk(tree_of(path)):
+        if isinstance(node, ast.Attribute) and node.attr in CLOCK_CALLS:
+            problems.append(f"{path.name}:{node.lineno}: reads a clock ({node.attr})")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("open", "print")
+        ):
+            problems.append(f"{path.name}:{node.lineno}: does I/O ({node.func.id})")
+    assert not problems, "\n".join(problems)
+
+
+PURE_OF_WIRE = [
+    *python_files(REFEREE / "rules", REFEREE / "match", REFEREE / "replay"),
+    *(p for p in python_files(CLIENTS) if p.name not in WIRE_CLIENTS),
+]
+
+
+@pytest.mark.parametrize("path", PURE_OF_WIRE, ids=[str(p.relative_to(ROOT)) for p in PURE_OF_WIRE])
+def test_protobuf_and_grpc_stay_in_the_shell(path: Path) -> None:
+    found = [f"{path.name}:{line}: {name}" for line, name in names(path) if any(under(name, w) for w in WIRE)]
+    assert not found, found
+
+
+def test_the_wire_clients_are_the_ones_named() -> None:
+    # The exceptions above are real: the connector and the scripted seat do speak protobuf.
+    for name in WIRE_CLIENTS:
+        assert any(under(module, "referee.wire") for _, module in names(CLIENTS / name)), name
+
+
+REFEREE_FILES = list(python_files(REFEREE))
+
+
+@pytest.mark.parametrize("path", REFEREE_FILES, ids=[str(p.relative_to(ROOT)) for p in REFEREE_FILES])
+def test_referee_never_imports_clients(path: Path) -> None:
+    found = [f"{path.name}:{line}: {name}" for line, name in names(path) if under(name, "clients")]
+    assert not found, found
+
+
+ALL_FILES = [*python_files(REFEREE), *python_files(CLIENTS)]
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=[str(p.relative_to(ROOT)) for p in ALL_FILES])
+def test_no_module_is_over_the_size_limit(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines (at most {MAX_LINES})"
+
+
+def test_the_sdk_keeps_no_fold_of_its_own() -> None:
+    # The one fold of events is referee.rules.observation.advance.
+    assert not (CLIENTS / "view.py").exists()
+
+
+def _asks_for_kind(node: ast.AST) -> bool:
+    if isinstance(node, ast.Subscript):
+        key = node.slice
+        return isinstance(key, ast.Constant) and key.value == "kind"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "kind"
+    return False
+
+
+# The engine's own JSON forms (a combination's "kind"...) are not records.
+READERS = [
+    p for p in ALL_FILES if p != REFEREE / "match" / "records.py" and REFEREE / "rules" not in p.parents
+]
+
+
+@pytest.mark.parametrize("path", READERS, ids=[str(p.relative_to(ROOT)) for p in READERS])
+def test_records_are_read_through_the_schema_only(path: Path) -> None:
+    found = [f"{path.name}:{node.lineno}" for node in ast.walk(tree_of(path)) if _asks_for_kind(node)]
+    assert not found, f"string-keyed record access outside referee/match/records.py: {found}"
+
+
+def test_the_checks_catch_what_they_should() -> None:
+    assert _asks_for_kind(ast.parse('record["kind"]').body[0].value)  # type: ignore[attr-defined]
+    assert _asks_for_kind(ast.parse('record.get("kind")').body[0].value)  # type: ignore[attr-defined]
+    assert not _asks_for_kind(ast.parse('record["seat"]').body[0].value)  # type: ignore[attr-defined]
+    assert under("clients.bot", "clients") and not under("clientsx", "clients")
