@@ -7,15 +7,15 @@ every answer, and the clocks are the referee's. A bot's answer arrives as long a
 as the bot took to decide (its own seat's requests one after another, the seats in parallel),
 so a slow bot times out and gets the defaults exactly as on the referee; bomb windows, bombs and
 Tichu calls out of turn work as there too. Think times count in whole steps of THINK_STEP_S, so
-that bots which answer well within the clocks play the same match, record for record, every time. play_many plays many matches, the teams changing
-seats on the same deal every other game.
+that bots which answer well within the clocks play the same match, record for record, every time.
+play_many plays many matches, the teams changing seats on the same deal every other game.
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 import itertools
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace

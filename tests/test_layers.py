@@ -147,7 +147,11 @@ READERS = [
 
 @pytest.mark.parametrize("path", READERS, ids=[str(p.relative_to(ROOT)) for p in READERS])
 def test_records_are_read_through_the_schema_only(path: Path) -> None:
-    found = [f"{path.name}:{node.lineno}" for node in ast.walk(tree_of(path)) if _asks_for_kind(node)]
+    found = [
+        f"{path.name}:{getattr(node, 'lineno', 0)}"
+        for node in ast.walk(tree_of(path))
+        if _asks_for_kind(node)
+    ]
     assert not found, f"string-keyed record access outside referee/match/records.py: {found}"
 
 

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.codec import action_from_proto, action_to_proto
-from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.rules import (
     Phase,
     Play,
@@ -22,7 +20,9 @@ from referee.rules import (
     parse_action,
     to_act,
 )
+from referee.server.codec import action_from_proto, action_to_proto
 from referee.wire.generate import generate
+from referee.wire.tichu.v1 import referee_pb2 as pb
 
 WIRE = Path(__file__).resolve().parents[1] / "referee" / "wire"
 

@@ -1,38 +1,34 @@
-"""Test doubles: a bot that answers garbage, and in-process grpc.aio referees (scripted or on the engine)."""
+"""Test doubles: a bot that answers garbage, and a scripted in-process grpc.aio referee (a script
+per stream) for the connector's protocol cases; whole matches are played on the real referee."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
 
-from clients.bot import Bot, DecisionKind, Harness, decision_kind
-from referee.server.codec import action_from_proto, action_to_proto, config_to_proto, event_to_proto
-from referee.wire.tichu.v1 import referee_pb2 as pb
+from clients.bot import Bot, DecisionKind
+from referee.match.messages import Request, Snapshot
 from referee.rules import (
     Action,
     CallTichu,
     Decline,
-    Event,
     Exchange,
     GiftDragon,
     Observation,
     Pass,
     Play,
-    RulesConfig,
     State,
-    answer_window,
-    apply,
     can_call_tichu,
-    new_game,
     observe,
-    to_act,
+    owed,
 )
 from referee.rules.legal import exchange_recipients
+from referee.server.codec import message_to_proto, request_to_proto
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 GARBAGE: tuple[Any, ...] = (
@@ -101,15 +97,6 @@ class BrokenBot(Bot):
         self._garbage()
 
 
-PB_KINDS = {
-    DecisionKind.GRAND_TICHU: pb.DECISION_KIND_GRAND_TICHU,
-    DecisionKind.TICHU_STEP: pb.DECISION_KIND_TICHU_STEP,
-    DecisionKind.EXCHANGE: pb.DECISION_KIND_EXCHANGE,
-    DecisionKind.PLAY: pb.DECISION_KIND_PLAY,
-    DecisionKind.BOMB_WINDOW: pb.DECISION_KIND_BOMB_WINDOW,
-    DecisionKind.DRAGON_GIFT: pb.DECISION_KIND_DRAGON_GIFT,
-}
-
 Script = Callable[["Stream"], Awaitable[None]]
 
 
@@ -164,129 +151,17 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
 
 def request_for(state: State, seat: int, request_id: int, version: int) -> pb.DecisionRequest:
     """The DecisionRequest a referee sends `seat` for the decision it owes in `state`."""
-    obs = observe(state, seat)
-    kind = decision_kind(obs)
+    kind = owed(state, seat)
     assert kind is not None, f"seat {seat} owes nothing"
-    request = pb.DecisionRequest(
-        request_id=request_id,
-        kind=PB_KINDS[kind],
-        state_version=version,
-        deadline_ms=5000,
-        can_call_tichu=can_call_tichu(state, seat),
-    )
-    if kind is DecisionKind.EXCHANGE:
-        recipients = exchange_recipients(state, seat)
-        request.exchange_give = len(recipients)
-        request.exchange_to.extend(recipients)
-    else:
-        request.legal_actions.extend(action_to_proto(a) for a in obs.legal_decisions)
-    return request
+    recipients = exchange_recipients(state, seat) if kind is DecisionKind.EXCHANGE else ()
+    can_call = can_call_tichu(state, seat)
+    request = Request(request_id, kind, version, 5000, 0, can_call, recipients, seat, state)
+    return request_to_proto(request)
 
 
 def snapshot_of(state: State, seat: int, version: int) -> pb.Snapshot:
     """The seat's Snapshot of `state`."""
-    return pb.Snapshot(state_version=version, observation_json=json.dumps(observe(state, seat).to_json()))
-
-
-class EngineReferee(referee_pb2_grpc.RefereeServicer):
-    """A whole match on the real engine with one remote seat; local bots take the others.
-
-    It checks what a referee checks (the token, each decision's request id and state version,
-    legality through apply) and records every failure in `errors` rather than raising.
-    """
-
-    def __init__(
-        self, config: RulesConfig, seed: int, others: Sequence[Bot], seat: int = 0, token: str = "seat-0"
-    ) -> None:
-        self.seat = seat
-        self.token = token
-        self.state, _ = new_game(config, seed)
-        self.version = 0
-        self.seq = 0
-        self.request_id = 100
-        bots = list(others)
-        self.locals = {s: Harness(bots.pop(0), s) for s in range(config.players) if s != seat}
-        for s, harness in self.locals.items():
-            harness.bot.rng.seed(f"{seed}/{s}")  # the same match every run
-        self.errors: list[str] = []
-        self.asked: list[Observation] = []  # observe(state, seat) for every request the bot got
-        self.received: list[pb.BotMessage] = []
-        self.calls = 0
-
-    async def Play(self, request_iterator: Any, context: Any) -> None:
-        """Play the match on this stream."""
-        stream = Stream(context, self.received)
-        hello = await stream.read()
-        if hello is None or hello.WhichOneof("kind") != "hello" or hello.hello.token != self.token:
-            await stream.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
-            return
-        await stream.write(
-            welcome=pb.Welcome(
-                match_id="m1",
-                seat=self.seat,
-                team=self.seat % 2,
-                rules=config_to_proto(self.state.config),
-                protocol_version=1,
-            )
-        )
-        await stream.write(snapshot=snapshot_of(self.state, self.seat, self.version))
-        try:
-            while not self.state.is_over:
-                await self._step(stream)
-        except Exception as error:  # the test reads errors; the stream must end cleanly
-            self.errors.append(f"{type(error).__name__}: {error}")
-            return
-        winner = self.state.winner
-        result = pb.MatchResult(match_id="m1", winner=-1 if winner is None else winner, forfeiting_team=-1)
-        result.scores.extend(self.state.scores)
-        await stream.write(result=result)
-
-    async def _step(self, stream: Stream) -> None:
-        seats = to_act(self.state)
-        if self.state.window and self.state.gift < 0:
-            answers: dict[int, Action] = {}
-            for s in seats:
-                answers[s] = await self._answer(stream, s)
-            self.state, events = answer_window(self.state, answers)
-        else:
-            seat = seats[0]
-            action = await self._answer(stream, seat)
-            self.state, events = apply(self.state, seat, action)
-        await self._publish(stream, events)
-
-    async def _answer(self, stream: Stream, seat: int) -> Action:
-        if seat != self.seat:
-            return self.locals[seat].decide(observe(self.state, seat))
-        self.request_id += 1
-        request = request_for(self.state, seat, self.request_id, self.version)
-        self.asked.append(observe(self.state, seat))
-        await stream.write(request=request)
-        while True:
-            message = await stream.read_kind("decision", "out_of_turn")
-            if message.WhichOneof("kind") == "out_of_turn":
-                action = action_from_proto(message.out_of_turn.action)
-                if not isinstance(action, CallTichu):
-                    raise AssertionError(f"unexpected out-of-turn {action}")
-                self.calls += 1
-                self.state, events = apply(self.state, seat, action)
-                await self._publish(stream, events)
-                continue
-            decision = message.decision
-            if decision.request_id != request.request_id:
-                raise AssertionError(f"decision for {decision.request_id}, asked {request.request_id}")
-            if decision.state_version != request.state_version:
-                raise AssertionError(f"state_version {decision.state_version} != {request.state_version}")
-            action = action_from_proto(decision.action)
-            if isinstance(action, Play) and action.tichu:
-                self.calls += 1
-            return action
-
-    async def _publish(self, stream: Stream, events: list[Event]) -> None:
-        self.version += 1
-        for event in events:
-            if event.visible_to(self.seat):
-                self.seq += 1
-                await stream.write(event=event_to_proto(event, self.seq, self.version))
+    return message_to_proto(Snapshot(version, observe(state, seat), ())).snapshot
 
 
 @asynccontextmanager

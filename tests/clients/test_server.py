@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import dataclasses
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -13,14 +16,17 @@ from typing import Any
 import pytest
 
 from clients.bot import Bot, Rejection
-from clients.connect import MatchResult, connect
+from clients.connect import MatchResult, add_bot_arguments, connect, run_bot
 from clients.heuristic_bot import HeuristicBot
+from clients.local import play_match
 from clients.random_bot import RandomBot
 from clients.showcase_bot import ShowcaseBot
-from referee.rules import Action, Observation
+from referee.match.records import CallRecord, DecisionRecord, EventRecord, RejectionRecord
+from referee.rules import Action, Exchange, Observation, Play, RulesConfig
+from referee.rules.events import Called
 from tests.clients.fakes import BrokenBot
 
-server = pytest.importorskip("referee.server")
+server = pytest.importorskip("referee.server.serve")
 server_support = pytest.importorskip("tests.server.support")
 
 # Clocks long enough never to fire in a test that is not about time: the server tests' own.
@@ -36,7 +42,11 @@ def listening(bot: Bot) -> list[Rejection]:
 
 
 async def play_all(
-    bots: Sequence[Bot], seed: str, during: Any = None, tls: tuple[Path, Path] | None = None
+    bots: Sequence[Bot],
+    seed: str,
+    during: Any = None,
+    tls: tuple[Path, Path] | None = None,
+    rules: str = RULES,
 ) -> tuple[Any, list[MatchResult], Any]:
     """Start a referee, create a match, connect every bot; the table, results and server.
 
@@ -44,7 +54,9 @@ async def play_all(
     """
     security: dict[str, Any] = {"insecure": True}
     if tls is None:
-        running = await server.start_server("127.0.0.1:0", "organiser", insecure=True, defaults=CALM)
+        running = await server.start_server(
+            "127.0.0.1:0", "organiser", insecure=True, defaults=CALM, keep_records=True
+        )
         address = running.address
     else:
         cert, key = tls
@@ -54,7 +66,7 @@ async def play_all(
         address, security = f"localhost:{running.port}", {"ca_file": str(cert)}
     try:
         table, tokens = running.service.create_match(
-            rules_json=RULES, seed=seed, bot_names=[b.name for b in bots], match_id="sdk"
+            rules_json=rules, seed=seed, bot_names=[b.name for b in bots], match_id="sdk"
         )
         games = [
             connect(bot, address, token, backoff_s=0.05, **security)
@@ -103,10 +115,8 @@ def test_a_bot_reconnects_to_the_referee_and_finishes_the_match() -> None:
         loop = asyncio.get_running_loop()
 
         def drop() -> None:
-            # Test-only reach into the table: close seat 1's stream as a network failure would.
-            conn = table._seats[1].conn
-            if conn is not None:
-                conn.close("UNAVAILABLE", "the test cut the stream")
+            # Close seat 1's stream as a network failure would.
+            table.drop(1, "the test cut the stream")
 
         dropping.cut = lambda: loop.call_soon_threadsafe(drop)
 
@@ -167,5 +177,133 @@ def test_six_sdk_bots_play_the_six_player_game_over_the_wire() -> None:
     assert len(table.state.history) == 2
     stats = table.statistics()["seats"]
     assert all(seat["decisions"] > 0 and seat["timeouts"] == 0 for seat in stats)
-    exchanges = [r for r in table.records if r.get("kind") == "decision" and "exchange" in json.dumps(r)]
+    exchanges = [r for r in table.records if isinstance(r, DecisionRecord) and isinstance(r.action, Exchange)]
     assert exchanges, "no exchange decision was recorded"
+
+
+class RecordingBot(HeuristicBot):
+    """HeuristicBot that keeps every observation it is asked to decide on."""
+
+    def __init__(self) -> None:
+        self.seen: list[Observation] = []
+
+    def play(self, obs: Observation) -> Action:
+        """Record, then play."""
+        self.seen.append(obs)
+        return super().play(obs)
+
+    def grand_tichu(self, obs: Observation) -> bool:
+        """Record, then answer."""
+        self.seen.append(obs)
+        return super().grand_tichu(obs)
+
+    def tichu(self, obs: Observation) -> bool:
+        """Record, then answer."""
+        self.seen.append(obs)
+        return super().tichu(obs)
+
+    def exchange(self, obs: Observation) -> Exchange:
+        """Record, then give."""
+        self.seen.append(obs)
+        return super().exchange(obs)
+
+    def bomb(self, obs: Observation) -> Play | None:
+        """Record (in a window: play() asks bomb() too), then decide."""
+        if obs.window_open:
+            self.seen.append(obs)
+        return super().bomb(obs)
+
+    def gift_dragon(self, obs: Observation) -> int:
+        """Record, then give."""
+        self.seen.append(obs)
+        return super().gift_dragon(obs)
+
+
+# What only the referee knows, which a network bot learns from the request at hand (README).
+CONTROL = {"turn", "window_order", "to_act", "legal_actions", "legal_decisions"}
+
+
+def _lineup() -> list[Bot]:
+    return [RecordingBot(), RandomBot(), HeuristicBot(), ShowcaseBot()]
+
+
+def test_a_match_over_the_wire_is_the_match_played_in_process() -> None:
+    # The same seed and the same bots, seeded alike, in clients.local and on the referee: the
+    # same game, and at every decision the same observation, folded from the referee's snapshot
+    # and events on one side and the engine's own observe() on the other.
+    local_bots = _lineup()
+    local = play_match(local_bots, RulesConfig(match_mode="fixed_rounds:2"), seed=3)
+    wire_bots = _lineup()
+    for seat, bot in enumerate(wire_bots):
+        bot.rng.seed(f"tichu-bot/3/{seat}")  # as clients.local seeds them
+    table, results, _ = asyncio.run(play_all(wire_bots, "3"))
+    assert results[0].scores == local.scores and len(table.state.history) == local.rounds == 2
+    seen_local = local_bots[0].seen  # type: ignore[attr-defined]
+    seen_wire = wire_bots[0].seen  # type: ignore[attr-defined]
+    assert len(seen_wire) == len(seen_local) > 30
+    for wire, here in zip(seen_wire, seen_local, strict=True):
+        for field in dataclasses.fields(Observation):
+            if field.name not in CONTROL:
+                assert getattr(wire, field.name) == getattr(here, field.name), field.name
+        if not isinstance(wire.legal_decisions[0], Exchange):
+            assert [str(a) for a in wire.legal_decisions] == [str(a) for a in here.legal_decisions]
+            assert [str(a) for a in wire.legal_actions] == [str(a) for a in here.legal_actions]
+
+
+class CallerBot(HeuristicBot):
+    """Calls Tichu out of turn at the first chance of every round."""
+
+    def call_tichu_now(self, obs: Observation) -> bool:
+        """Always."""
+        return True
+
+
+def test_spontaneous_calls_reach_the_referee() -> None:
+    # No Grand Tichu and no pre-exchange step: the first chance to call comes after the exchange.
+    rules = json.dumps(
+        {
+            "match_mode": "fixed_rounds:2",
+            "grand_tichu_enabled": False,
+            "tichu_call_exchange_mode": "after_exchange_only",
+        }
+    )
+    bots: list[Bot] = [CallerBot(), RandomBot(), RandomBot(), RandomBot()]
+    table, _, _ = asyncio.run(play_all(bots, "8", rules=rules))
+    # Each round's call goes out of turn, or with the first play (R-CALL-7); the referee takes it.
+    records = table.records
+    called = [r.event for r in records if isinstance(r, EventRecord) and isinstance(r.event, Called)]
+    assert [(e.seat, e.call) for e in called] == [(0, "tichu"), (0, "tichu")]
+    flagged = [
+        r for r in records if isinstance(r, DecisionRecord) and isinstance(r.action, Play) and r.action.tichu
+    ]
+    assert len(flagged) + sum(isinstance(r, CallRecord) for r in records) == 2
+    assert not any(isinstance(r, RejectionRecord) for r in records)
+
+
+def test_tichu_bot_plays_a_seat_from_the_command_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run_bot configures logging for its process; here that would bind it to capsys's stream.
+    monkeypatch.setattr("referee.log.configure", lambda **_: None)
+    parser = argparse.ArgumentParser()
+    add_bot_arguments(parser)
+
+    async def main() -> int:
+        running = await server.start_server("127.0.0.1:0", "organiser", insecure=True, defaults=CALM)
+        try:
+            _, tokens = running.service.create_match(rules_json=RULES, seed="2", match_id="cli")
+            command = ["clients.random_bot:RandomBot", "--server", running.address, "--token", tokens[0]]
+            others = [connect(RandomBot(), running.address, token, insecure=True) for token in tokens[1:]]
+            code = asyncio.to_thread(run_bot, parser.parse_args([*command, "--insecure"]))
+            finished = await asyncio.gather(code, *others)
+            exit_code = finished[0]
+            assert isinstance(exit_code, int)
+            return exit_code
+        finally:
+            await running.stop(0)
+
+    assert asyncio.run(main()) == 0
+    # The bots play at random: a short match can end level, and a score can be negative.
+    assert re.match(
+        r"match cli: (team [AB] won|a draw), -?\d+ - -?\d+", capsys.readouterr().out.splitlines()[-1]
+    )

@@ -81,12 +81,12 @@ def test_every_decision_has_its_timing_and_every_window_its_outcome(played: Play
     decisions = [r for r in records if isinstance(r, DecisionRecord)]
     windows = [r for r in records if isinstance(r, WindowRecord)]
     assert decisions and windows
-    for r in decisions:
-        assert r.sent_ms <= r.received_ms and r.time_used_ms >= 0
-    for r in windows:
-        assert [seat for seat, _ in r.answers] == list(r.order)
-        assert {seat for seat, _ in r.times_ms} <= set(r.order)
-    assert any(r.bomb is not None for r in windows), "the random bots bomb often: expected a bomb"
+    for decision in decisions:
+        assert decision.sent_ms <= decision.received_ms and decision.time_used_ms >= 0
+    for window in windows:
+        assert [seat for seat, _ in window.answers] == list(window.order)
+        assert {seat for seat, _ in window.times_ms} <= set(window.order)
+    assert any(w.bomb is not None for w in windows), "the random bots bomb often: expected a bomb"
 
 
 def test_the_replay_verifies_and_its_summary_is_recounted(played: Played) -> None:
@@ -328,8 +328,9 @@ def test_a_bombs_tichu_call_is_checked_against_the_window(tmp_path: Path) -> Non
     window = next(r for r in records if r["kind"] == "window" and r["call"] is not None)
     assert window["call"] == window["bomb"]
     replay = read_replay(source)
-    windows = [r for r in replay.records if isinstance(r, WindowRecord) and r.call is not None]
-    assert windows and str(dict(windows[0].answers)[windows[0].call]).endswith(" tichu")
+    calling = [r for r in replay.records if isinstance(r, WindowRecord) and r.call is not None]
+    assert calling and calling[0].call is not None
+    assert str(dict(calling[0].answers)[calling[0].call]).endswith(" tichu")
     # Dropping the call leaves a "called" event that the answers no longer make.
     window["call"] = None
     path = tmp_path / "no-call.jsonl"

@@ -10,8 +10,8 @@ from typing import Any
 import grpc
 import pytest
 
-from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.server.serve import start_server
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import ORGANISER, ORGANISER_METADATA, Bot, Referee, join, referee, run
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from structlog.testing import capture_logs
 
-from referee.match.records import DecisionRecord, EventRecord, WindowRecord
-from referee.wire.tichu.v1 import referee_pb2 as pb
+from referee.match.records import DecisionRecord, EventRecord, Line, WindowRecord
 from referee.rules import Event, event_from_json
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import ORGANISER_METADATA, Bot, join, random_policy, referee, run
 
 PRIVATE = {"cards_dealt", "exchange_submitted", "cards_received"}
@@ -78,9 +77,7 @@ def test_four_random_bots_play_a_game_to_the_end() -> None:
         public_events = [m.event for m in public[:-1]]
         assert public[-1].result == result
         assert [e.seq for e in public_events] == list(range(1, len(public_events) + 1))
-        assert [e.type for e in public_events] == [
-            r.event.type for r in all_events if r.private_to is None
-        ]
+        assert [e.type for e in public_events] == [r.event.type for r in all_events if r.private_to is None]
         assert not PRIVATE & {e.type for e in public_events}
 
         summary = json.loads(result.summary_json)
@@ -127,7 +124,7 @@ def test_the_tournament_preset_plays_its_fixed_rounds() -> None:
 
 
 def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() -> None:
-    async def scenario() -> tuple[list[Bot], list[dict[str, Any]]]:
+    async def scenario() -> tuple[list[Bot], list[Line]]:
         async with referee() as ref:
             response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed="bundles")
             bots = [

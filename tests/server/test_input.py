@@ -183,9 +183,7 @@ def test_a_flood_is_rate_limited_then_cut_off_and_the_match_survives() -> None:
             assert bots[1].error.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL)
             table = ref.table(response.match_id)
             dropped = [r for r in table.records if isinstance(r, Disconnected)]
-            assert [(r.seat, r.why, r.status) for r in dropped] == [
-                (1, "flooded", "RESOURCE_EXHAUSTED")
-            ]
+            assert [(r.seat, r.why, r.status) for r in dropped] == [(1, "flooded", "RESOURCE_EXHAUSTED")]
             # The seat comes back with its token and the match is played to the end.
             back = Bot(ref, tokens[1], random_policy("fl/1b"))
             await back.open()

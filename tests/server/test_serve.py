@@ -14,8 +14,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]

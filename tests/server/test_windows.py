@@ -7,9 +7,9 @@ import json
 import time
 from typing import Any
 
-from referee.wire.tichu.v1 import referee_pb2 as pb
-from referee.rules import State, state_from_json
 from referee.match import ClockSettings
+from referee.rules import State, state_from_json
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import CALM, Bot, K, Referee, join, referee, run
 
 # P0 leads; P1 and P2 each hold a four-of-a-kind bomb; P3 holds none. Nobody has played a card.

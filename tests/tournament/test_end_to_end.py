@@ -18,8 +18,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from referee.replay import read_replay
 from referee.match.moves import rerun
+from referee.replay import read_replay
 from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM, REPO, SHOWCASE, game_statuses
 
 CONFIG = f"""
@@ -127,12 +127,12 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
     rounds: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for game_id, _round, even, odd in _rows(db, "SELECT game_id, round, points_even, points_odd FROM rounds"):
         rounds[str(game_id)].append((int(even), int(odd)))  # type: ignore[call-overload]
-    for game_id, _s, _a, _r, _f, _te, _to, score_even, score_odd, _w, n_rounds, replay, forfeit in games:
+    for game_id, _s, _a, _r, _f, _te, _to, score_even, score_odd, _w, n_rounds, replay_path, forfeit in games:
         assert n_rounds == 2 and len(rounds[str(game_id)]) == 2
         if not forfeit:
             assert sum(e for e, _ in rounds[str(game_id)]) == score_even
             assert sum(o for _, o in rounds[str(game_id)]) == score_odd
-        path = Path(str(replay)) if Path(str(replay)).is_absolute() else tmp_path / str(replay)
+        path = Path(str(replay_path)) if Path(str(replay_path)).is_absolute() else tmp_path / str(replay_path)
         # The replay is the game's, complete, and re-runs through the engine to the stored score.
         replay = read_replay(path)
         run = rerun(replay.header, replay.records)
