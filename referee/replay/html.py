@@ -10,7 +10,6 @@ deal, show the table as that round ended.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -20,14 +19,13 @@ from referee.replay.describe import describe_event
 from referee.replay.format import Record, Replay, ReplayFormatError
 from referee.replay.rerun import ReplayMismatchError, initial_state, rerun
 from referee.replay.rerun import apply_move as replay_move
-from referee.rules import State
+from referee.rules import State, without_next_deal
 from referee.rules.cards import CARD_NAMES, mask_points, rank_name
 
 # Versions of the data embedded in the page: bump when its shape changes.
 DATA_VERSION = 1
 # The page's script reads its data from this element.
 DATA_ID = "tichu-replay-data"
-_PHASE = 2  # the phase's position in a snapshot
 
 
 def _hex(mask: int) -> str:
@@ -67,12 +65,7 @@ def _snapshot(state: State) -> list[Any]:
 
 def _round_end(before: State, record: Record, line: int) -> State:
     """The table as the round that `record`'s move ends stands before the next deal."""
-    # The engine scores a round and deals the next one in the same move. Told that this round
-    # is the game's last, it stops before dealing: the hands, piles and out order as they ended.
-    last = before.copy()
-    rounds = len(before.history) + 1
-    last.config = dataclasses.replace(before.config, match_mode=f"fixed_rounds:{rounds}")
-    state, _ = replay_move(last, record, line)
+    state, _ = replay_move(without_next_deal(before), record, line)
     return state
 
 
@@ -142,7 +135,6 @@ def build_data(replay: Replay) -> dict[str, Any]:
         nonlocal before
         if state.round != before.round:
             end = _snapshot(_round_end(before, record, line))
-            end[_PHASE] = "round_end"
             round_ends[len(at_version)] = len(snapshots)
             snapshots.append(end)
         at_version.append(len(snapshots))

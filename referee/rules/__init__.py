@@ -23,7 +23,7 @@ from referee.rules.events import Event, event_from_json
 from referee.rules.game import answer_window, apply, apply_all, new_game
 from referee.rules.legal import DecisionKind, can_call_tichu, legal_actions, legal_decisions, owed, to_act
 from referee.rules.observation import Observation, advance, answered, for_request, observe
-from referee.rules.round import outcome
+from referee.rules.round import outcome, without_next_deal
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
 
 __all__ = [
@@ -83,4 +83,5 @@ __all__ = [
     "state_to_json",
     "team_of",
     "to_act",
+    "without_next_deal",
 ]

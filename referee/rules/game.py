@@ -89,6 +89,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
     st._legal = None
     st._stamp = None
     st._leads = None
+    st._stop_before_deal = False
     st.config = config
     st.seed = seed
     st.round = 0

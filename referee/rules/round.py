@@ -279,6 +279,9 @@ def _score_round(st: State, reason: str, events: Events) -> None:
         if events is not None:
             events.append(GameOver(st.winner, st.scores))
         return
+    if st._stop_before_deal:
+        st.phase = _ROUND_END  # scored, and nothing is owed: see without_next_deal
+        return
     st.round += 1
     st.dealer = first if first >= 0 else st.dealer  # R-FLOW-2
     _deal(st, events)
@@ -295,9 +298,22 @@ def _game_over(st: State) -> bool:
     return a != b or st.config.tie_at_target == "draw"
 
 
+def without_next_deal(state: State) -> State:
+    """A copy of `state` from which play stops once its round is scored, before the next deal.
+
+    The engine scores a round and deals the next one in the same move. From this copy, the
+    move that ends the round leaves the table as the round ended (its hands, piles and out
+    order) in ROUND_END, with nothing owed and no action accepted, and its events are apply()'s
+    up to the deal; a move that ends the game is unchanged. For viewers of a replay.
+    """
+    held = state.copy()
+    held._stop_before_deal = True
+    return held
+
+
 def outcome(state: State) -> int | None:
     """The winning team (0 = A, 1 = B) once the game is over; None while running or for a draw."""
     return state.winner if state.phase is _GAME_OVER else None
 
 
-__all__ = ["outcome"]
+__all__ = ["outcome", "without_next_deal"]
