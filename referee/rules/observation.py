@@ -61,7 +61,8 @@ from referee.rules.legal import (
     legal_decisions,
     to_act,
 )
-from referee.rules.state import CALL_NAMES, Phase, State, full_hand_size, team_of
+from referee.rules.round import _phase_after_full_deal
+from referee.rules.state import CALL_NAMES, Phase, State, first_cards, full_hand_size, team_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,10 +417,9 @@ def _round_started(obs: Observation, event: RoundStarted) -> dict[str, Any]:
     blank = before_first_deal(obs.seat, config)
     if config.grand_tichu_enabled:
         # The first 8 cards each (6 in §16), the rest after the Grand Tichu decisions (R-DEAL-2).
-        phase, sizes, my_gt = Phase.GRAND_TICHU, (8 if n == 4 else 6,) * n, None
+        phase, sizes, my_gt = Phase.GRAND_TICHU, (first_cards(n),) * n, None
     else:
-        pre_step = config.tichu_call_exchange_mode == "pre_step"
-        phase = Phase.TICHU_STEP if pre_step else Phase.EXCHANGE
+        phase = _phase_after_full_deal(config, True)  # no Grand Tichu: nobody has called yet
         sizes, my_gt = _full_sizes(config, event.dealer), False
     fields = {name: getattr(blank, name) for name in _ROUND_FIELDS}
     return fields | {
@@ -447,8 +447,7 @@ def _cards_dealt(obs: Observation, event: CardsDealt) -> dict[str, Any]:
     changes: dict[str, Any] = {"hand": cards_of(mask_of(obs.hand) | event.cards)}
     if event.stage == "rest":
         # Every seat holds its full hand: the pre-exchange step, or the exchange (R-CALL-6).
-        pre_step = obs.config.tichu_call_exchange_mode == "pre_step" and "none" in obs.calls
-        changes["phase"] = Phase.TICHU_STEP if pre_step else Phase.EXCHANGE
+        changes["phase"] = _phase_after_full_deal(obs.config, "none" in obs.calls)
         changes["hand_sizes"] = _full_sizes(obs.config, obs.dealer)
     return changes
 

@@ -482,6 +482,11 @@ def _state_from_json(data: dict[str, Any]) -> State:
     return st
 
 
+def first_cards(players: int) -> int:
+    """Cards each seat is dealt and sees before the Grand Tichu decisions: 8, or 6 in §16 (R-DEAL-2)."""
+    return 8 if players == 4 else 6
+
+
 def full_hand_size(config: RulesConfig, dealer: int, seat: int) -> int:
     """Cards a seat holds after the deal: 14, or 10/9 in §16 (R-V6-2)."""
     if config.players == 4:
