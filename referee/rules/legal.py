@@ -88,9 +88,6 @@ def _sequential_gt_seat(st: State) -> int:
     return NO_SEAT
 
 
-# ----------------------------------------------------------------------------- queries
-
-
 def to_act(state: State) -> tuple[int, ...]:
     """The seats that owe a decision now (the referee sends each a request)."""
     phase = state.phase

@@ -163,7 +163,7 @@ def test_the_events_alone_reveal_the_seats_own_answers(config: RulesConfig) -> N
             same_content(folded[seat], truth)
 
 
-def test_a_fold_with_every_move_checked_covers_a_whole_game() -> None:
+def test_a_fold_follows_a_whole_game_to_its_end() -> None:
     folded = [before_first_deal(seat, TOURNAMENT) for seat in range(4)]
     state = None
     for move in random_moves(TOURNAMENT, 11, rounds=100):
@@ -178,6 +178,15 @@ def test_a_fold_with_every_move_checked_covers_a_whole_game() -> None:
     for seat in range(4):
         same_content(folded[seat], observe(state, seat))
         assert folded[seat].winner == state.winner and folded[seat].phase is Phase.GAME_OVER
+
+
+def test_a_snapshot_is_folded_on_from_and_a_new_round_empties_it() -> None:
+    state, events = new_game(OFFICIAL, seed=3)
+    snapshot = idle(observe(state, 1))
+    same_content(snapshot, observe(state, 1))
+    assert snapshot.legal_decisions == () and snapshot.to_act == ()
+    started = advance(snapshot, events[0])  # a new round starting: nothing dealt yet
+    assert started.hand == () and started.scores == snapshot.scores and started.round == 0
 
 
 def test_an_event_the_seat_may_not_see_changes_nothing() -> None:
