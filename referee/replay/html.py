@@ -10,7 +10,6 @@ deal, show the table as that round ended.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -20,7 +19,7 @@ from referee.match.moves import ReplayMismatchError, apply_move, initial_state, 
 from referee.match.records import CallRecord, DecisionRecord, EventRecord, Move, ViolationRecord, WindowRecord
 from referee.replay.format import Replay, ReplayFormatError
 from referee.replay.text import describe
-from referee.rules import DecisionKind, Decline, Event, State
+from referee.rules import DecisionKind, Decline, Event, State, without_next_deal
 from referee.rules.cards import CARD_NAMES, mask_points, rank_name
 from referee.rules.events import DragonGiven, LeadPassed, Passed, Played, RoundScored, RoundStarted, TrickWon
 
@@ -28,7 +27,6 @@ from referee.rules.events import DragonGiven, LeadPassed, Passed, Played, RoundS
 DATA_VERSION = 1
 # The page's script reads its data from this element.
 DATA_ID = "tichu-replay-data"
-_PHASE = 2  # the phase's position in a snapshot
 
 
 def _hex(mask: int) -> str:
@@ -68,12 +66,7 @@ def _snapshot(state: State) -> list[Any]:
 
 def _round_end(before: State, move: Move) -> State:
     """The table as the round that `move` ends stands before the next deal."""
-    # The engine scores a round and deals the next one in the same move. Told that this round
-    # is the game's last, it stops before dealing: the hands, piles and out order as they ended.
-    last = before.copy()
-    rounds = len(before.history) + 1
-    last.config = dataclasses.replace(before.config, match_mode=f"fixed_rounds:{rounds}")
-    state, _ = apply_move(last, move)
+    state, _ = apply_move(without_next_deal(before), move)
     return state
 
 
@@ -147,7 +140,6 @@ def build_data(replay: Replay) -> dict[str, Any]:
         nonlocal before
         if state.round != before.round:
             end = _snapshot(_round_end(before, move))
-            end[_PHASE] = "round_end"
             round_ends[len(at_version)] = len(snapshots)
             snapshots.append(end)
         at_version.append(len(snapshots))

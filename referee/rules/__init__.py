@@ -22,8 +22,8 @@ from referee.rules.errors import IllegalActionError, InvalidActionError, RulesEr
 from referee.rules.events import Event, event_from_json
 from referee.rules.game import answer_window, apply, apply_all, new_game
 from referee.rules.legal import DecisionKind, can_call_tichu, legal_actions, legal_decisions, owed, to_act
-from referee.rules.observation import Observation, observe
-from referee.rules.round import outcome
+from referee.rules.observation import Observation, advance, answered, for_request, observe
+from referee.rules.round import outcome, without_next_deal
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
 
 __all__ = [
@@ -55,7 +55,9 @@ __all__ = [
     "action_from_json",
     "action_sort_key",
     "action_to_json",
+    "advance",
     "answer_window",
+    "answered",
     "apply",
     "apply_all",
     "beats",
@@ -64,6 +66,7 @@ __all__ = [
     "classify",
     "default_action",
     "event_from_json",
+    "for_request",
     "format_cards",
     "legal_actions",
     "legal_decisions",
@@ -80,4 +83,5 @@ __all__ = [
     "state_to_json",
     "team_of",
     "to_act",
+    "without_next_deal",
 ]

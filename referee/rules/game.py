@@ -54,7 +54,6 @@ from referee.rules.legal import (
     _window_bound_seat,
     exchange_recipients,
     next_active,
-    partners,
 )
 from referee.rules.round import (
     _DRAGON_KEY,
@@ -75,6 +74,7 @@ from referee.rules.state import (
     _TICHU_STEP,
     NO_SEAT,
     State,
+    partners_of,
     team_of,
 )
 
@@ -89,6 +89,7 @@ def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State
     st._legal = None
     st._stamp = None
     st._leads = None
+    st._stop_before_deal = False
     st.config = config
     st.seed = seed
     st.round = 0
@@ -712,29 +713,44 @@ def _play_dog(st: State, seat: int, partner: int, events: Events) -> None:
     """R-DOG-1..5 and R-V6-5: the lead passes; no trick, no window."""
     if events is not None:
         events.append(Played(seat, DOG, DOG_COMBO, 0, partner, False))
-    n = st.players
     active = st.active if st.hands[seat] else st.active & ~(1 << seat)
-    if n == 4:
-        receiver = partners(st, seat)[0]
-        if not active >> receiver & 1:
-            receiver = _NEXT[n][receiver][active]  # R-DOG-3
-    elif partner >= 0:
-        receiver = partner
-    else:
-        named = [p for p in partners(st, seat) if active >> p & 1]
-        receiver = named[0] if named else _NEXT[n][seat][active]  # R-V6-5 fallback
-    pile_mode = st.config.dog_card_pile
-    if pile_mode == "next_trick_winner":
+    receiver = _dog_receiver(st.players, seat, partner, active)
+    owner = _dog_pile(st.config.dog_card_pile, seat, receiver)
+    if owner < 0:
         st.dog_aside = DOG
         st.dog_owner = seat
     else:
-        owner = receiver if pile_mode == "receiver" and receiver >= 0 else seat
         st.piles = _set(st.piles, owner, st.piles[owner] | DOG)
     if not st.hands[seat] and _went_out(st, seat, events):
         return
     if events is not None:
         events.append(LeadPassed(seat, receiver))
     st.turn = receiver
+
+
+# The Dog's two effects below are read from public information only (the seats holding cards,
+# the partner named), so a seat's view of the table (observation.advance) derives them the same.
+
+
+def _dog_receiver(players: int, seat: int, partner: int, active: int) -> int:
+    """Who leads after `seat`'s Dog (R-DOG-2/3, R-V6-5), `partner` being the one named (-1: none)
+    and `active` the seat bits of the seats that hold cards once the Dog has left the hand."""
+    if players == 4:
+        receiver = (seat + 2) % 4
+        if not active >> receiver & 1:
+            receiver = _NEXT[4][receiver][active]  # R-DOG-3
+        return receiver
+    if partner >= 0:
+        return partner
+    named = [p for p in partners_of(players, seat) if active >> p & 1]
+    return named[0] if named else _NEXT[players][seat][active]  # R-V6-5 fallback
+
+
+def _dog_pile(mode: str, seat: int, receiver: int) -> int:
+    """Whose pile the Dog card joins (R-DOG-4, `dog_card_pile`); -1 while it lies aside."""
+    if mode == "next_trick_winner":
+        return NO_SEAT
+    return receiver if mode == "receiver" and receiver >= 0 else seat
 
 
 __all__ = ["answer_window", "apply", "apply_all", "new_game"]

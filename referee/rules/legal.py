@@ -88,9 +88,6 @@ def _sequential_gt_seat(st: State) -> int:
     return NO_SEAT
 
 
-# ----------------------------------------------------------------------------- queries
-
-
 def to_act(state: State) -> tuple[int, ...]:
     """The seats that owe a decision now (the referee sends each a request)."""
     phase = state.phase
@@ -115,7 +112,7 @@ def to_act(state: State) -> tuple[int, ...]:
         return tuple([s for s in range(n) if state.tichu_step[s] < 0])
     if phase is _EXCHANGE:
         return tuple([s for s in range(n) if state.exchange[s] is None])
-    if phase is _ROUND_END:
+    if phase is _ROUND_END and state.gift >= 0:
         return (state.gift,)
     return ()
 

@@ -1,19 +1,25 @@
-"""observe(state, seat): exactly what one seat may know (R-INFO-1), nothing more.
+"""observe(state, seat): exactly what one seat may know (R-INFO-1), and advance(obs, event): the
+only fold of events into that knowledge.
 
 An Observation never holds another seat's hand, the cards not yet seen during Grand Tichu,
 another seat's exchange, unrevealed Grand Tichu or pre-step answers, other seats' answers to an
 open bomb window, or the seed (from which the deal could be recomputed).
+
+A bot over the network gets its whole observation only in a snapshot, then events and requests:
+advance() folds each event it may see into its observation, for_request() adds what a request
+says is owed and legal, answered() its own answers; the SDK and the referee thus share one fold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from referee.rules.actions import Action, parse_action
+from referee.rules.actions import CALL_TICHU, Action, CallTichu, DeclineTichu, GrandTichu, parse_action
 from referee.rules.cards import (
     CARD_NAMES,
+    DOG,
     Card,
     cards_of,
     mask_of,
@@ -22,11 +28,41 @@ from referee.rules.cards import (
     parse_rank,
     rank_name,
 )
-from referee.rules.combos import Combo
+from referee.rules.combos import DOG_KIND, Combo
 from referee.rules.config import RulesConfig
-from referee.rules.events import combo_from_json
-from referee.rules.legal import ExchangeChoices, can_call_tichu, legal_actions, legal_decisions, to_act
-from referee.rules.state import CALL_NAMES, Phase, State, team_of
+from referee.rules.events import (
+    CallDeclined,
+    Called,
+    CardsDealt,
+    CardsReceived,
+    DragonGiftPending,
+    DragonGiven,
+    Event,
+    ExchangeCompleted,
+    ExchangeSubmitted,
+    GameOver,
+    Passed,
+    Played,
+    RoundEnded,
+    RoundScored,
+    RoundStarted,
+    TrickWon,
+    WentOut,
+    WishFulfilled,
+    combo_from_json,
+)
+from referee.rules.game import _dog_pile, _dog_receiver
+from referee.rules.legal import (
+    _PHASE_KINDS,
+    DecisionKind,
+    ExchangeChoices,
+    can_call_tichu,
+    legal_actions,
+    legal_decisions,
+    to_act,
+)
+from referee.rules.round import _phase_after_full_deal
+from referee.rules.state import CALL_NAMES, Phase, State, first_cards, full_hand_size, team_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +106,7 @@ class Observation:
     must_answer_window: bool
     wish: int
     gift_pending: int | None
+    dog_aside: int | None  # the seat whose Dog lies aside until a trick is won (R-DOG-4)
     to_act: tuple[int, ...]
     legal_actions: Sequence[Action]
     legal_decisions: Sequence[Action]
@@ -126,6 +163,7 @@ class Observation:
             "must_answer_window": self.must_answer_window,
             "wish": rank_name(self.wish) if self.wish else None,
             "gift_pending": self.gift_pending,
+            "dog_aside": self.dog_aside,
             "to_act": list(self.to_act),
             "legal_actions": _actions_json(self.legal_actions),
             "legal_decisions": _actions_json(self.legal_decisions),
@@ -187,6 +225,7 @@ def observation_from_json(data: dict[str, Any]) -> Observation:
         must_answer_window=data["must_answer_window"],
         wish=parse_rank(data["wish"]) if data["wish"] else 0,
         gift_pending=data["gift_pending"],
+        dog_aside=data.get("dog_aside"),  # absent from the snapshots of older referees
         to_act=tuple(data["to_act"]),
         legal_actions=_actions_from_json(data["legal_actions"], hand),
         legal_decisions=_actions_from_json(data["legal_decisions"], hand),
@@ -229,9 +268,332 @@ def observe(state: State, seat: int) -> Observation:
         must_answer_window=bool(state.window) and seat in pending,
         wish=state.wish,
         gift_pending=None if state.gift < 0 else state.gift,
+        dog_aside=state.dog_owner if state.dog_aside else None,
         to_act=pending,
         legal_actions=legal_actions(state, seat),
         legal_decisions=legal_decisions(state, seat),
         can_call_tichu=can_call_tichu(state, seat),
         winner=state.winner if state.phase is Phase.GAME_OVER else None,
     )
+
+
+# ----------------------------------------------------------------------------- the fold of events
+
+# Fields that only the referee can fill in (whose turn, the window's order, what is legal), as
+# "nothing owed": a seat's own fold of events shows them so until a request says otherwise.
+_IDLE: dict[str, Any] = {
+    "turn": None,
+    "window_open": False,
+    "window_order": (),
+    "must_answer_window": False,
+    "to_act": (),
+    "legal_actions": (),
+    "legal_decisions": (),
+    "can_call_tichu": False,
+}
+REFEREE_ONLY = tuple(_IDLE)
+# The phase each kind of request implies; a Dragon gift keeps the phase: PLAY, or ROUND_END
+# after the last trick (R-DRG-5).
+_REQUEST_PHASES = {kind: phase for phase, kind in _PHASE_KINDS.items()} | {
+    DecisionKind.PLAY: Phase.PLAY,
+    DecisionKind.BOMB_WINDOW: Phase.PLAY,
+}
+
+
+def idle(obs: Observation) -> Observation:
+    """`obs` with what only the referee knows (REFEREE_ONLY) set to "nothing owed"."""
+    return replace(obs, **_IDLE)
+
+
+def before_first_deal(seat: int, config: RulesConfig) -> Observation:
+    """What `seat` knows before the first deal: the rules; advance() folds the game in from here."""
+    n = config.players
+    return Observation(
+        seat=seat,
+        team=team_of(seat),
+        config=config,
+        phase=Phase.GRAND_TICHU,
+        round=0,
+        dealer=0,
+        scores=(0, 0),
+        history=(),
+        hand=(),
+        hand_sizes=(0,) * n,
+        calls=("none",) * n,
+        my_grand_tichu=None,
+        my_tichu_step=None,
+        exchange_given=None,
+        exchange_received=(),
+        played=(False,) * n,
+        won_cards=((),) * n,
+        out=(),
+        trick=(),
+        top=None,
+        top_seat=None,
+        passed=(),
+        wish=0,
+        gift_pending=None,
+        dog_aside=None,
+        winner=None,
+        **_IDLE,
+    )
+
+
+def advance(obs: Observation, event: Event) -> Observation:
+    """The observation after `event`, one that this seat may see: the only fold of events.
+
+    Folding the events of a move into the observation before it gives observe() after it on
+    every field but REFEREE_ONLY, which come out "nothing owed". A seat's own answers that no
+    event shows yet (Grand Tichu and pre-step answers while the others' are hidden) come from
+    answered(). An event the seat may not see changes nothing.
+    """
+    if not event.visible_to(obs.seat):
+        return obs
+    fold = _FOLDS.get(type(event))
+    changes = fold(obs, event) if fold is not None else {}
+    return replace(obs, **_IDLE, **changes)
+
+
+def for_request(
+    obs: Observation, kind: DecisionKind, legal: Sequence[Action], can_call_tichu: bool
+) -> Observation:
+    """The observation to decide on: `obs` plus what a request says is owed and legal.
+
+    A request tells the seat that it owes a decision of `kind`, its legal answers and whether
+    a Tichu call is accepted; legal_actions is then legal_decisions and, when a call is
+    accepted in PLAY or EXCHANGE, a spontaneous call (as observe() lists them).
+    """
+    phase = _REQUEST_PHASES.get(kind, obs.phase)
+    with_call: Sequence[Action] = legal
+    if can_call_tichu and phase in (Phase.PLAY, Phase.EXCHANGE):
+        with_call = (*legal, CALL_TICHU)
+    window = kind is DecisionKind.BOMB_WINDOW
+    return replace(
+        obs,
+        phase=phase,
+        turn=obs.seat if kind is DecisionKind.PLAY else None,
+        window_open=window,
+        must_answer_window=window,
+        to_act=(obs.seat,),
+        legal_actions=with_call,
+        legal_decisions=legal,
+        can_call_tichu=can_call_tichu,
+    )
+
+
+def answered(obs: Observation, action: Action) -> Observation:
+    """`obs` after this seat's own answer, which its events show only later (or never)."""
+    if isinstance(action, GrandTichu):
+        return replace(obs, my_grand_tichu=action.call)
+    if isinstance(action, DeclineTichu):
+        return replace(obs, my_tichu_step=False)
+    if isinstance(action, CallTichu) and obs.phase is Phase.TICHU_STEP:
+        return replace(obs, my_tichu_step=True)
+    if isinstance(action, CallTichu):
+        # A spontaneous call is public at once (R-CALL-4): the seat decides knowing it.
+        return replace(obs, calls=_with(obs.calls, obs.seat, "tichu"))
+    return obs
+
+
+# Each fold returns the fields that an event changes; advance() applies them.
+_Fold = Callable[[Observation, Any], dict[str, Any]]
+
+
+def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return values[:index] + (value,) + values[index + 1 :]
+
+
+def _won(piles: tuple[tuple[Card, ...], ...], seat: int, cards: int) -> tuple[tuple[Card, ...], ...]:
+    """The piles with `cards` added to `seat`'s."""
+    return _with(piles, seat, cards_of(mask_of(piles[seat]) | cards))
+
+
+_NO_TRICK: dict[str, Any] = {"trick": (), "top": None, "top_seat": None, "passed": ()}
+
+
+def _round_started(obs: Observation, event: RoundStarted) -> dict[str, Any]:
+    config = obs.config
+    n = config.players
+    blank = before_first_deal(obs.seat, config)
+    if config.grand_tichu_enabled:
+        # The first 8 cards each (6 in §16), the rest after the Grand Tichu decisions (R-DEAL-2).
+        phase, sizes, my_gt = Phase.GRAND_TICHU, (first_cards(n),) * n, None
+    else:
+        phase = _phase_after_full_deal(config, True)  # no Grand Tichu: nobody has called yet
+        sizes, my_gt = _full_sizes(config, event.dealer), False
+    fields = {name: getattr(blank, name) for name in _ROUND_FIELDS}
+    return fields | {
+        "round": event.round,
+        "dealer": event.dealer,
+        "phase": phase,
+        "hand_sizes": sizes,
+        "my_grand_tichu": my_gt,
+    }
+
+
+# What a new round starts afresh (everything but the seat, the rules, the scores and history).
+_ROUND_FIELDS = tuple(
+    f.name
+    for f in fields(Observation)
+    if f.name not in {"seat", "team", "config", "scores", "history", *REFEREE_ONLY}
+)
+
+
+def _full_sizes(config: RulesConfig, dealer: int) -> tuple[int, ...]:
+    return tuple(full_hand_size(config, dealer, s) for s in range(config.players))
+
+
+def _cards_dealt(obs: Observation, event: CardsDealt) -> dict[str, Any]:
+    changes: dict[str, Any] = {"hand": cards_of(mask_of(obs.hand) | event.cards)}
+    if event.stage == "rest":
+        # Every seat holds its full hand: the pre-exchange step, or the exchange (R-CALL-6).
+        changes["phase"] = _phase_after_full_deal(obs.config, "none" in obs.calls)
+        changes["hand_sizes"] = _full_sizes(obs.config, obs.dealer)
+    return changes
+
+
+def _is_step_answer(obs: Observation, event: Called | CallDeclined) -> bool:
+    """Whether a Tichu call or refusal is a pre-exchange step answer, revealed with the others
+    as the step ends (R-CALL-6); with pre_step no other call is accepted before the play."""
+    return (
+        event.call == "tichu"
+        and obs.config.tichu_call_exchange_mode == "pre_step"
+        and obs.phase in (Phase.TICHU_STEP, Phase.EXCHANGE)
+    )
+
+
+def _called(obs: Observation, event: Called) -> dict[str, Any]:
+    changes: dict[str, Any] = {"calls": _with(obs.calls, event.seat, event.call)}
+    return changes | _own_answer(obs, event, True)
+
+
+def _call_declined(obs: Observation, event: CallDeclined) -> dict[str, Any]:
+    return _own_answer(obs, event, False)
+
+
+def _own_answer(obs: Observation, event: Called | CallDeclined, called: bool) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if event.call == "grand_tichu":
+        if event.seat == obs.seat:
+            changes["my_grand_tichu"] = called
+    elif _is_step_answer(obs, event):
+        changes["phase"] = Phase.EXCHANGE
+        if event.seat == obs.seat:
+            changes["my_tichu_step"] = called
+    return changes
+
+
+def _exchange_submitted(obs: Observation, event: ExchangeSubmitted) -> dict[str, Any]:
+    return {"exchange_given": tuple((s, Card(c)) for s, c in event.gifts)}
+
+
+def _cards_received(obs: Observation, event: CardsReceived) -> dict[str, Any]:
+    gone = mask_of(c for _, c in obs.exchange_given or ())
+    got = mask_of(c for _, c in event.received)
+    return {
+        "hand": cards_of(mask_of(obs.hand) & ~gone | got),
+        "exchange_received": tuple((s, Card(c)) for s, c in event.received),
+        "exchange_given": None,
+    }
+
+
+def _exchange_completed(obs: Observation, event: ExchangeCompleted) -> dict[str, Any]:
+    return {"phase": Phase.PLAY}
+
+
+def _played(obs: Observation, event: Played) -> dict[str, Any]:
+    seat, cards = event.seat, event.cards
+    sizes = _with(obs.hand_sizes, seat, obs.hand_sizes[seat] - cards.bit_count())
+    changes: dict[str, Any] = {"hand_sizes": sizes, "played": _with(obs.played, seat, True)}
+    if seat == obs.seat:
+        changes["hand"] = cards_of(mask_of(obs.hand) & ~cards)
+    if event.combo.kind is DOG_KIND:
+        # The Dog makes no trick (R-DOG-2); where the card goes depends on dog_card_pile.
+        active = sum(1 << s for s, size in enumerate(sizes) if size)
+        receiver = _dog_receiver(obs.config.players, seat, event.partner, active)
+        owner = _dog_pile(obs.config.dog_card_pile, seat, receiver)
+        if owner < 0:
+            changes["dog_aside"] = seat
+        else:
+            changes["won_cards"] = _won(obs.won_cards, owner, DOG)
+        return changes
+    play = TrickPlay(seat, cards_of(cards), event.combo)
+    return changes | {
+        "trick": (*obs.trick, play),
+        "top": event.combo,
+        "top_seat": seat,
+        "passed": (),
+        "wish": event.wish or obs.wish,
+    }
+
+
+def _passed(obs: Observation, event: Passed) -> dict[str, Any]:
+    return {"passed": tuple(sorted({*obs.passed, event.seat}))}
+
+
+def _wish_fulfilled(obs: Observation, event: WishFulfilled) -> dict[str, Any]:
+    return {"wish": 0}
+
+
+def _trick_won(obs: Observation, event: TrickWon) -> dict[str, Any]:
+    # The trick's cards include a Dog that lay aside (R-DOG-4 next_trick_winner).
+    return _NO_TRICK | {"won_cards": _won(obs.won_cards, event.seat, event.cards), "dog_aside": None}
+
+
+def _dragon_gift_pending(obs: Observation, event: DragonGiftPending) -> dict[str, Any]:
+    return {"gift_pending": event.seat}
+
+
+def _dragon_given(obs: Observation, event: DragonGiven) -> dict[str, Any]:
+    won = _won(obs.won_cards, event.to, event.cards)  # a Dog lying aside included
+    return _NO_TRICK | {"won_cards": won, "dog_aside": None, "gift_pending": None}
+
+
+def _went_out(obs: Observation, event: WentOut) -> dict[str, Any]:
+    return {"out": (*obs.out, event.seat)}
+
+
+def _round_ended(obs: Observation, event: RoundEnded) -> dict[str, Any]:
+    changes: dict[str, Any] = {"phase": Phase.ROUND_END, "wish": 0, "out": event.out}  # R-WISH-9
+    piles = obs.won_cards
+    if obs.dog_aside is not None:
+        # No trick was won since the Dog: it goes to its player's pile (R-DOG-4).
+        piles = _won(piles, obs.dog_aside, DOG)
+        changes["dog_aside"] = None
+    if event.reason != "normal" and obs.top_seat is not None:
+        # A 1-2 (or a triple victory) counts no cards (R-END-3); they still lie somewhere: the
+        # engine keeps them in the top player's pile. A normal end shows its last trick's fate
+        # in the events that follow (R-END-4, R-DRG-5).
+        piles = _won(piles, obs.top_seat, mask_of(c for play in obs.trick for c in play.cards))
+        changes |= _NO_TRICK
+    return changes | {"won_cards": piles}
+
+
+def _round_scored(obs: Observation, event: RoundScored) -> dict[str, Any]:
+    points = (event.round_points[0], event.round_points[1])
+    return {"scores": (event.totals[0], event.totals[1]), "history": (*obs.history, points)}
+
+
+def _game_over(obs: Observation, event: GameOver) -> dict[str, Any]:
+    return {"phase": Phase.GAME_OVER, "winner": event.winner, "scores": (event.totals[0], event.totals[1])}
+
+
+_FOLDS: dict[type[Event], _Fold] = {
+    RoundStarted: _round_started,
+    CardsDealt: _cards_dealt,
+    Called: _called,
+    CallDeclined: _call_declined,
+    ExchangeSubmitted: _exchange_submitted,
+    CardsReceived: _cards_received,
+    ExchangeCompleted: _exchange_completed,
+    Played: _played,
+    Passed: _passed,
+    WishFulfilled: _wish_fulfilled,
+    TrickWon: _trick_won,
+    DragonGiftPending: _dragon_gift_pending,
+    DragonGiven: _dragon_given,
+    WentOut: _went_out,
+    RoundEnded: _round_ended,
+    RoundScored: _round_scored,
+    GameOver: _game_over,
+}  # WindowClosed and LeadPassed change nothing a seat's view holds besides REFEREE_ONLY

@@ -141,6 +141,8 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
         if st.round >= target or phase is _GAME_OVER:
             break
         seats = to_act(st)
+        if not seats:
+            break  # a round scored with the next deal held back (round.without_next_deal)
         seat = seats[0] if len(seats) == 1 else seats[int(random_() * len(seats))]
         decisions += 1
         if phase is _EXCHANGE:

@@ -10,6 +10,7 @@ import random
 
 from referee.rules.cards import mask_points
 from referee.rules.combos import SINGLE
+from referee.rules.config import RulesConfig
 from referee.rules.events import (
     CardsDealt,
     DragonGiftPending,
@@ -30,11 +31,13 @@ from referee.rules.state import (
     _ROUND_END,
     _TICHU_STEP,
     NO_SEAT,
+    Phase,
     State,
+    first_cards,
     team_of,
 )
 
-_DRAGON_KEY = 30
+_DRAGON_KEY = 30  # the Dragon single's Combo.key: rank 15 in half-ranks
 # Where the rule code puts its events: None when the caller discards them (playout), so that
 # the simulation builds none.
 Events = list[Event] | None
@@ -51,7 +54,7 @@ def _deal(st: State, events: Events) -> None:
     """Shuffle and deal a round (R-DEAL-1/2, R-V6-2) into `st`, which is being built."""
     n = st.config.players
     deck = _shuffled_deck(random.Random(f"tichu-deal/{st.seed}/{st.round}"))
-    seen_first = 8 if n == 4 else 6
+    seen_first = first_cards(n)
     hands = []
     unseen = []
     for seat in range(n):
@@ -132,11 +135,16 @@ def _reset_trick(st: State) -> None:
 
 def _after_full_deal(st: State, events: Events) -> None:
     """Every seat holds its full hand: the pre-exchange Tichu step or the exchange (R-CALL-6)."""
-    if st.config.tichu_call_exchange_mode == "pre_step" and 0 in st.calls:
+    st.phase = _phase_after_full_deal(st.config, 0 in st.calls)
+    if st.phase is _TICHU_STEP:
         st.tichu_step = tuple(2 if call else -1 for call in st.calls)
-        st.phase = _TICHU_STEP
-    else:
-        st.phase = _EXCHANGE
+
+
+def _phase_after_full_deal(config: RulesConfig, anyone_uncalled: bool) -> Phase:
+    """R-CALL-6: the pre-exchange step if a seat that has not called Grand Tichu is to be asked."""
+    if config.tichu_call_exchange_mode == "pre_step" and anyone_uncalled:
+        return _TICHU_STEP
+    return _EXCHANGE
 
 
 # ----------------------------------------------------------------------------- end of round
@@ -279,6 +287,9 @@ def _score_round(st: State, reason: str, events: Events) -> None:
         if events is not None:
             events.append(GameOver(st.winner, st.scores))
         return
+    if st._stop_before_deal:
+        st.phase = _ROUND_END  # scored, and nothing is owed: see without_next_deal
+        return
     st.round += 1
     st.dealer = first if first >= 0 else st.dealer  # R-FLOW-2
     _deal(st, events)
@@ -295,9 +306,22 @@ def _game_over(st: State) -> bool:
     return a != b or st.config.tie_at_target == "draw"
 
 
+def without_next_deal(state: State) -> State:
+    """A copy of `state` from which play stops once its round is scored, before the next deal.
+
+    The engine scores a round and deals the next one in the same move. From this copy, the
+    move that ends the round leaves the table as the round ended (its hands, piles and out
+    order) in ROUND_END, with nothing owed and no action accepted, and its events are apply()'s
+    up to the deal; a move that ends the game is unchanged. For viewers of a replay.
+    """
+    held = state.copy()
+    held._stop_before_deal = True
+    return held
+
+
 def outcome(state: State) -> int | None:
     """The winning team (0 = A, 1 = B) once the game is over; None while running or for a draw."""
     return state.winner if state.phase is _GAME_OVER else None
 
 
-__all__ = ["outcome"]
+__all__ = ["outcome", "without_next_deal"]

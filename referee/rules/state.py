@@ -65,6 +65,7 @@ class State:
         "_leads",
         "_legal",
         "_stamp",
+        "_stop_before_deal",
         "active",
         "calls",
         "config",
@@ -137,6 +138,9 @@ class State:
     # validating them again (see game._stamp_of); None until some are listed.
     _stamp: object | None
     _leads: tuple[tuple[int, list[Any]] | None, ...] | None
+    # Set by round.without_next_deal: scoring a round does not deal the next one. Not part of
+    # the value either: it says where play stops, not where the game stands.
+    _stop_before_deal: bool
 
     def copy(self) -> State:
         """A shallow copy for the engine to build the next state in."""
@@ -176,6 +180,7 @@ class State:
         new._legal = None
         new._stamp = None
         new._leads = self._leads
+        new._stop_before_deal = self._stop_before_deal
         return new
 
     @property
@@ -356,6 +361,7 @@ def _state_from_json(data: dict[str, Any]) -> State:
     st._legal = None
     st._stamp = None
     st._leads = None
+    st._stop_before_deal = False
     st.config = config
     seed = data.get("seed", 0)
     if not isinstance(seed, (int, str)) or isinstance(seed, bool):
@@ -474,6 +480,11 @@ def _state_from_json(data: dict[str, Any]) -> State:
     st.active = sum(1 << s for s in range(n) if st.hands[s])
     _check_cards(st)
     return st
+
+
+def first_cards(players: int) -> int:
+    """Cards each seat is dealt and sees before the Grand Tichu decisions: 8, or 6 in §16 (R-DEAL-2)."""
+    return 8 if players == 4 else 6
 
 
 def full_hand_size(config: RulesConfig, dealer: int, seat: int) -> int:

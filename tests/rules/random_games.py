@@ -37,6 +37,22 @@ class Move:
     actions: tuple[tuple[int, Action], ...]
     events: tuple[Event, ...]
     state: State
+    window: bool = False  # a bomb window's answers, given to answer_window together
+
+
+def reapply(state: State, move: Move) -> tuple[State, list[Event]]:
+    """Apply `move` again, to `state`, as random_moves applied it."""
+    if not move.window:
+        ((seat, action),) = move.actions
+        return apply(state, seat, action)
+    events: list[Event] = []
+    for seat, action in move.actions:
+        if isinstance(action, CallTichu):
+            state, more = apply(state, seat, action)
+            events += more
+    answers = {seat: a for seat, a in move.actions if not isinstance(a, CallTichu)}
+    state, more = answer_window(state, answers)
+    return state, events + more
 
 
 def _flagged(action: Action, state: State, seat: int, rng: random.Random) -> Action:
@@ -76,7 +92,7 @@ def random_moves(config: RulesConfig, seed: int, rounds: int, call_rate: float =
                 state, called = apply(state, seat, CALL_TICHU)
                 given.append((seat, CALL_TICHU))
             state, events = answer_window(state, answers)
-            yield Move(tuple(given), tuple(called + events), state)
+            yield Move(tuple(given), tuple(called + events), state, window=True)
             continue
         seat = seats[0] if len(seats) == 1 else rng.choice(seats)
         options = legal_decisions(state, seat)
