@@ -27,12 +27,18 @@ import grpc
 import structlog
 
 from clients.bot import Bot, DecisionKind, Harness, Rejection
-from clients.view import SeatView
 from referee import log as log_setup
 from referee.match import PROTOCOL_VERSION
-from referee.rules import Action, CallTichu, Play, mask_of
+from referee.rules import Action, CallTichu, Observation, Play, mask_of
 from referee.rules.legal import ExchangeChoices
-from referee.rules.observation import observation_from_json
+from referee.rules.observation import (
+    advance,
+    answered,
+    before_first_deal,
+    for_request,
+    idle,
+    observation_from_json,
+)
 from referee.server.codec import (
     KIND_FROM_PROTO,
     action_from_proto,
@@ -118,7 +124,10 @@ class _Session:
             protocol_version=PROTOCOL_VERSION,
             accept_bundles=True,
         )
-        self.view: SeatView | None = None
+        # The seat's observation, from the last Snapshot and the events since (the engine's fold);
+        # None until the Welcome. Events up to snapshot_version are in the Snapshot already.
+        self.obs: Observation | None = None
+        self.snapshot_version = -1
         self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
         self.state_version = 0
         self.cancelled: set[int] = set()
@@ -218,35 +227,34 @@ class _Session:
     def _welcome(self, welcome: pb.Welcome) -> None:
         self.welcomed = self.ever_welcomed = True
         config = config_from_proto(welcome.rules)
-        if self.view is None or self.view.seat != welcome.seat:
-            self.view = SeatView(welcome.seat, config)
+        if self.obs is None or self.obs.seat != welcome.seat:
+            self.obs = before_first_deal(welcome.seat, config)
+            self.snapshot_version = -1
         self.harness.seat = welcome.seat
         self._log = self._log.bind(match_id=welcome.match_id, seat=welcome.seat)
         self._log.info("seat_joined", team=welcome.team)
 
     async def _snapshot(self, snapshot: pb.Snapshot, outbox: _Outbox) -> None:
-        obs = observation_from_json(json.loads(snapshot.observation_json))
-        if self.view is None:
-            self.view = SeatView(obs.seat, obs.config)
-        self.view.reset(obs, snapshot.state_version)
+        self.obs = idle(observation_from_json(json.loads(snapshot.observation_json)))
+        self.snapshot_version = snapshot.state_version
         self.state_version = max(self.state_version, snapshot.state_version)
         for request in snapshot.pending:
             await self._request(request, outbox)
 
     async def _event(self, message: pb.GameEvent) -> None:
-        old = self.view is not None and message.state_version <= self.view.snapshot_version
+        old = message.state_version <= self.snapshot_version
         if old and message.seq <= self.last_seq:
             return  # heard before a reconnection, and already in the snapshot
         self.last_seq = max(self.last_seq, message.seq)
         self.state_version = max(self.state_version, message.state_version)
         event = event_from_proto(message)
-        if self.view is not None:
-            self.view.apply(event, message.state_version)
+        if self.obs is not None and not old:
+            self.obs = advance(self.obs, event)
         if self.harness.hears_events:
             await asyncio.to_thread(self.harness.event, event)
 
     async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
-        if request.request_id in self.cancelled or self.view is None:
+        if request.request_id in self.cancelled or self.obs is None:
             return
         kind = KIND_FROM_PROTO.get(request.kind)
         if kind is None:
@@ -255,13 +263,13 @@ class _Session:
         self.state_version = max(self.state_version, request.state_version)
         started = time.monotonic()
         legal = self._legal(request, kind)
-        obs = self.view.for_request(kind, legal, request.can_call_tichu)
+        obs = for_request(self.obs, kind, legal, request.can_call_tichu)
         call = False
         if self.harness.asks_calls and request.can_call_tichu:
             call = await asyncio.to_thread(self.harness.wants_tichu_call, obs)
             if call:
-                self.view.answered(CallTichu())
-                obs = self.view.for_request(kind, legal, False)
+                self.obs = answered(self.obs, CallTichu())
+                obs = for_request(self.obs, kind, legal, False)
         if self.harness.auto_answer(obs, kind) is not None:
             action = self.harness.decide(obs, kind)  # no bot method runs: answer at once
         else:
@@ -276,7 +284,7 @@ class _Session:
             # the same request, so it keeps the request's state version.
             out_of_turn = pb.OutOfTurn(action=action_to_proto(CallTichu()), state_version=self.state_version)
             outbox.put_nowait(pb.BotMessage(out_of_turn=out_of_turn))
-        self.view.answered(action)
+        self.obs = answered(self.obs, action)
         used_ms = (time.monotonic() - started) * 1000
         if request.deadline_ms and used_ms > request.deadline_ms:
             self._log.warning("decision_late", request_id=request.request_id, used_ms=round(used_ms))
@@ -288,8 +296,8 @@ class _Session:
     def _legal(self, request: pb.DecisionRequest, kind: DecisionKind) -> Sequence[Action]:
         """The request's legal answers; exchanges are described (how many, to whom), not listed."""
         if kind is DecisionKind.EXCHANGE:
-            assert self.view is not None
-            return ExchangeChoices(mask_of(self.view.obs.hand), tuple(request.exchange_to), ())
+            assert self.obs is not None
+            return ExchangeChoices(mask_of(self.obs.hand), tuple(request.exchange_to), ())
         return tuple(action_from_proto(a) for a in request.legal_actions)
 
     async def _rejection(self, msg: pb.Rejection) -> None:
