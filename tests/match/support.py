@@ -230,11 +230,15 @@ def seeded_policy(
 
     def choose(request: Request) -> Answer:
         rng = random.Random(f"{seed}/{_position_key(request)}")
+        # Every draw is made, in this order, whatever the request allows: a request for the same
+        # position that differs only in what the seat may still do (a Tichu call made since) then
+        # gets the same answer.
         think_s = rng.choice(THINK_S)
+        call_roll, silent_roll, bomb_roll, flag_roll, pick = (rng.random() for _ in range(5))
         # Out of turn only in play: in the pre-step a call is that question's answer (R-CALL-6).
         in_play = request.kind in (DecisionKind.PLAY, DecisionKind.BOMB_WINDOW)
-        call_first = in_play and request.can_call_tichu and rng.random() < call_rate
-        if rng.random() < silent_rate:
+        call_first = in_play and request.can_call_tichu and call_roll < call_rate
+        if silent_roll < silent_rate:
             return Answer(None, think_s, call_first)
         state, seat = request.state, request.seat
         legal = legal_decisions(state, seat) if request.kind is not DecisionKind.EXCHANGE else ()
@@ -243,16 +247,16 @@ def seeded_policy(
         elif request.kind is DecisionKind.BOMB_WINDOW:
             bombs = [a for a in legal if isinstance(a, Play)]
             chosen = legal[0]
-            if bombs and rng.random() < bomb_rate:
-                bomb = rng.choice(bombs)
+            if bombs and bomb_roll < bomb_rate:
+                bomb = bombs[int(pick * len(bombs))]
                 # Sometimes with the call flag (R-CALL-7), when a call is allowed at all.
-                flag = request.can_call_tichu and not call_first and rng.random() < 0.5
+                flag = request.can_call_tichu and not call_first and flag_roll < 0.5
                 chosen = Play(bomb.cards_mask, bomb.phoenix, bomb.wish, bomb.partner, flag)
         elif request.kind in (DecisionKind.GRAND_TICHU, DecisionKind.TICHU_STEP):
-            calls = rng.random() < call_rate
+            calls = call_roll < call_rate
             chosen = next(a for a in legal if (str(a) in ("grand_tichu", "tichu")) == calls)
         else:
-            chosen = rng.choice(legal)
+            chosen = legal[int(pick * len(legal))]
         return Answer(chosen, think_s, call_first)
 
     return choose
@@ -297,7 +301,8 @@ def play_out(
                 if isinstance(message, Request):
                     chosen = policies[seat](message)
                     counter += 1
-                    due.append(_Due(now + chosen.think_s, counter, message, chosen))
+                    if chosen.action is not None:  # a silent seat just lets the clock run
+                        due.append(_Due(now + chosen.think_s, counter, message, chosen))
                 elif isinstance(message, Cancelled):
                     due[:] = [d for d in due if d.request.request_id != message.request_id]
                 elif isinstance(message, Ping):
@@ -310,9 +315,8 @@ def play_out(
         while pongs:
             seat, nonce = pongs.pop(0)
             take(match.handle(Received(stream(seat), Pong(nonce)), t), t)
-        ready = [d for d in due if d.answer.action is not None]
         deadline = match.next_deadline()
-        first = min(ready, key=lambda d: (d.at, d.order), default=None)
+        first = min(due, key=lambda d: (d.at, d.order), default=None)
         if first is not None and (deadline is None or first.at <= deadline):
             due.remove(first)
             t = max(t, first.at)
