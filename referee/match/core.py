@@ -256,6 +256,8 @@ class Match:
                     self._fire_due(now, strictly_before=True)
                 if not self._is_over():
                     self._dispatch(item, now)
+                elif isinstance(item, Connect):
+                    self._late_connection(item)  # a deadline before it ended the match
                 self._fire_due(now)
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.

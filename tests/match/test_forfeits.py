@@ -15,12 +15,13 @@ from referee.match.messages import (
     Disconnect,
     Finished,
     Output,
+    Refused,
     ResultMessage,
     Snapshot,
     Welcome,
 )
 from referee.match.moves import rerun
-from referee.match.records import ResultRecord, ViolationRecord, WindowRecord
+from referee.match.records import Abandoned, ResultRecord, ViolationRecord, WindowRecord
 from referee.rules import DecisionKind, Phase, default_action, state_from_json
 from tests.match.support import (
     CLOCK,
@@ -215,6 +216,30 @@ def test_a_late_seat_after_the_result_is_told_it_and_closed() -> None:
     sent = messages(out, 3)
     assert [type(m) for m in sent] == [Welcome, Snapshot, ResultMessage]
     assert out[-1] == Close(stream(3), None)
+
+
+def test_a_seat_that_comes_after_the_timeout_but_before_the_tick_is_told_the_result() -> None:
+    """The deadline that passed before the Connect ends the match first (the seat was absent then);
+    the Connect is then a late one, answered with the result, not left without an answer."""
+    match = new_match(START, t=T0)
+    connect_all(match, T0, [0, 1, 2])
+    out = match.handle(Connect(stream(3), 3, "late"), T0 + 4.25)
+    (record,) = records(out, ResultRecord)
+    assert record.absent == (3,) and match.result is not None
+    assert Accepted(stream(3)) in out
+    assert [type(m) for m in messages(out, 3)] == [Welcome, Snapshot, ResultMessage]
+    assert out[-1] == Close(stream(3), None)
+
+
+def test_a_seat_back_after_its_grace_but_before_the_tick_is_refused() -> None:
+    """The grace that ended before the Connect is handled first: the seat is abandoned, when the
+    referee finds out (the record's time), and the Connect refused."""
+    match = new_match(dataclasses.replace(CLOCK, reconnect_grace_ms=1_000), t=T0)
+    connect_all(match, T0)
+    match.handle(Disconnect(stream(1)), T0 + 0.25)
+    out = match.handle(Connect(201, 1, "bot1"), T0 + 1.5)  # the grace ended at T0 + 1.25
+    assert records(out, Abandoned) == [Abandoned(1, 1_500.0)]
+    assert out[-1] == Refused(201, "seat 1 did not reconnect within the grace period")
 
 
 def test_a_start_timeout_of_zero_waits_for_ever() -> None:
