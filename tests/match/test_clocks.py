@@ -17,7 +17,6 @@ from tests.match.support import (
     records,
     rejections,
     request_of,
-    requests,
     requests_by_seat,
     seat_all,
     stream,
@@ -221,10 +220,13 @@ def test_the_default_exchange_gives_the_three_lowest_cards_in_turn_order() -> No
     match = new_match(clock, t=T0)
     seat_all(match, T0)
     # Grand Tichu, then the pre-step: nobody answers, so each is the default (no call).
-    out = tick(match, T0 + 1.5)
-    assert {str(v.default) for v in records(out, ViolationRecord)} == {"no_grand_tichu"}
-    out = tick(match, T0 + 3.0)
-    assert {str(v.default) for v in records(out, ViolationRecord)} == {"no_tichu"}
+    for due, no_call in ((T0 + 1.5, "no_grand_tichu"), (T0 + 3.0, "no_tichu")):
+        before = match.state
+        out = tick(match, due)
+        timeouts = records(out, ViolationRecord)
+        assert [str(v.default) for v in timeouts] == [no_call] * 4
+        # A simultaneous answer leaves the others' questions as they were (R-GT-1, R-CALL-6).
+        assert all(v.default == default_action(before, v.seat) for v in timeouts)
     state = match.state
     assert state.phase is Phase.EXCHANGE
     exchanges = {seat: request_of(out, seat, DecisionKind.EXCHANGE) for seat in range(4)}
@@ -238,12 +240,6 @@ def test_the_default_exchange_gives_the_three_lowest_cards_in_turn_order() -> No
         assert str(violations[seat].default) == "exchange " + " ".join(expected)
         assert violations[seat].default == default_action(state, seat)
     assert match.state.phase is Phase.PLAY
-
-
-def test_requests_never_go_to_a_seat_that_owes_nothing() -> None:
-    match, _ = grand_tichu_table()
-    out = tick(match, DUE)
-    assert all(requests(out, seat, DecisionKind.TICHU_STEP) for seat in range(4))
 
 
 def test_clock_settings_read_back_and_refuse_nonsense() -> None:

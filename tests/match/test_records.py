@@ -188,6 +188,7 @@ def test_the_whole_replay_re_runs_and_its_statistics_are_the_matchs(name: str) -
     (result,) = [r for r in run.records if isinstance(r, ResultRecord)]
     assert result.summary == live
     assert run.match.result is not None and run.match.result.summary == live
+    assert run.match.result.statistics() == run.match.statistics()
     # The counts are about the game: every accepted answer and window answer, every timeout.
     decisions = sum(isinstance(r, DecisionRecord) for r in run.records)
     window_answers = sum(len(r.times_ms) for r in run.records if isinstance(r, WindowRecord))
@@ -213,14 +214,14 @@ def test_a_replay_that_differs_from_the_engine_is_refused(name: str) -> None:
 
 
 def resume_points(records: list[Record]) -> list[int]:
-    """Where to cut a replay: before every fifth move, before every third window record, inside a
+    """Where to cut a replay: before every eighth move, before every sixth window record, inside a
     move's events (a referee stopped between writing a move and its events), and just after the
     start."""
     moves = [i for i, r in enumerate(records) if is_move(r)]
     windows = [i for i, r in enumerate(records) if isinstance(r, WindowRecord)]
     inside = [i + 2 for i in moves if i + 2 < len(records) and isinstance(records[i + 2], EventRecord)]
     start = next(i for i, r in enumerate(records) if r.kind == "start")
-    return sorted({start + 1, *moves[::5], *windows[::3], *inside[::5], len(records) - 1})
+    return sorted({start + 1, *moves[::8], *windows[::6], *inside[::8], len(records) - 1})
 
 
 def resumed(name: str, cut: int) -> tuple[Match, list[Record]]:
