@@ -32,7 +32,7 @@ from referee.match.messages import (
     Tick,
     Write,
 )
-from referee.match.records import Header, Line, Record, ViolationRecord
+from referee.match.records import Header, Record
 from referee.rules import (
     OFFICIAL,
     Action,
@@ -155,19 +155,9 @@ def records(outputs: Iterable[Output], kind: type[T]) -> list[T]:
     return [o.record for o in outputs if isinstance(o, Write) and isinstance(o.record, kind)]
 
 
-def all_records(outputs: Iterable[Output]) -> list[Line]:
-    """Every replay line in these outputs, in order."""
-    return [o.record for o in outputs if isinstance(o, Write)]
-
-
 def events(outputs: Iterable[Output], seat: int) -> list[dict[str, Any]]:
     """The JSON of every event sent to a seat."""
     return [json.loads(m.json) for m in sent(outputs, seat, EventMessage)]
-
-
-def action(text: str) -> Action:
-    """An action from its canonical string."""
-    return parse_action(text)
 
 
 def answer(
@@ -334,11 +324,6 @@ def play_out(
     raise AssertionError(f"the match did not end within {max_inputs} inputs")
 
 
-def timeouts(outputs: Iterable[Output]) -> list[ViolationRecord]:
-    """The violation records in these outputs."""
-    return records(outputs, ViolationRecord)
-
-
 def game_records(outputs: Iterable[Output]) -> list[Record]:
     """Every record after the header, in order."""
-    return [line for line in all_records(outputs) if not isinstance(line, Header)]
+    return [o.record for o in outputs if isinstance(o, Write) and not isinstance(o.record, Header)]
