@@ -204,8 +204,13 @@ class Match:
         # Times in the file go on from where they stopped, as if the match had never paused.
         self._created_at = now - run.last_t_ms / 1000
         self.tally = run.tally  # counted from the same records, as the live match counts them
-        for version, event in run.events:
-            self._log_event(event, version, event.to_json())
+        for index, (version, event) in enumerate([*run.events, *run.unwritten]):
+            data = event.to_json()
+            self._log_event(event, version, data)
+            if index >= len(run.events):
+                # The replay was cut off between a move and its events: the move is in the state,
+                # so its events are written now, or the file would never re-run.
+                self._write(EventRecord.of(version, event, run.last_t_ms, data))
             for slot in self._seats:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
@@ -251,6 +256,8 @@ class Match:
                     self._fire_due(now, strictly_before=True)
                 if not self._is_over():
                     self._dispatch(item, now)
+                elif isinstance(item, Connect):
+                    self._late_connection(item)  # a deadline before it ended the match
                 self._fire_due(now)
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.

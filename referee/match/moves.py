@@ -110,6 +110,8 @@ class Rerun:
     started: bool = False
     moves: int = 0
     events: list[tuple[int, Event]] = field(default_factory=list)  # (state version, event)
+    # Events of the last move that an unfinished replay lacks (cut off after the move's record).
+    unwritten: list[tuple[int, Event]] = field(default_factory=list)
     max_request_id: int = 0
     last_t_ms: float = 0.0
 
@@ -306,6 +308,8 @@ def rerun(
     finished = bool(records) and isinstance(records[-1], ResultRecord)
     if finished:
         checker._lacks_nothing(len(records) + 1)
+    else:
+        checker.run.unwritten = [(version, event) for version, _, event in checker.pending]
     return checker.run
 
 

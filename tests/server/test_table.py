@@ -3,28 +3,59 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-from referee.codec import pb
-from referee.rules import RulesConfig
-from referee.table import ClockSettings, Connection, Outgoing, Table
+from referee.match import ClockSettings, Match
+from referee.match.messages import EventMessage, Request, Snapshot
+from referee.match.records import DecisionRecord, Line, RejectionRecord
+from referee.rules import OFFICIAL, DecisionKind
+from referee.server.codec import message_to_proto
+from referee.server.table import Connection, Outgoing, Table
+from referee.wire.tichu.v1 import referee_pb2 as pb
 
-PATIENT = ClockSettings(decision_ms=600_000, bank_ms=0, window_ms=600_000)
+# Nothing falls due while a test runs: the only deadlines are the requests' own.
+PATIENT = ClockSettings(decision_ms=600_000, bank_ms=0, window_ms=600_000, heartbeat_interval_ms=0)
 
 
-async def _seated(seed: str) -> tuple[Table, list[Connection], list[pb.DecisionRequest]]:
-    """A started four-seat table, every seat connected, and each seat's Grand Tichu request."""
-    table = Table("m", RulesConfig(), clock=PATIENT, seed=seed)
+class FakeClock:
+    """A monotonic clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _table(
+    seed: str,
+    clock: FakeClock | None = None,
+    on_record: Callable[[Line], None] | None = None,
+    keep_records: bool = False,
+) -> Table:
+    """A started four-seat table on a new Match; its clock a fake one that moves only when told."""
+    now = clock or FakeClock()
+    header = Match.header_for("m", OFFICIAL, clock=PATIENT, seed=seed, wall=0.0)
+    table = Table(Match(header, now=now(), wall=0.0), now=now, on_record=on_record, keep_records=keep_records)
     table.start()
-    conns = [await table.connect(seat, f"bot{seat}") for seat in range(4)]
+    return table
+
+
+def _requests(taken: list[Outgoing]) -> list[Request]:
+    return [m for m in taken if isinstance(m, Request)]
+
+
+async def _seated(table: Table) -> tuple[list[Connection], list[Request]]:
+    """Every seat connected; each seat's Grand Tichu request."""
+    conns = [table.connect(seat, f"bot{seat}") for seat in range(4)]
     requests = []
     for conn in conns:
-        taken = await asyncio.wait_for(conn.take(), 1)
-        requests += [m.request for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("request")]
-    assert [r.kind for r in requests] == [pb.DECISION_KIND_GRAND_TICHU] * 4
-    return table, conns, requests
+        requests += _requests(await asyncio.wait_for(conn.take(), 1))
+    assert [r.kind for r in requests] == [DecisionKind.GRAND_TICHU] * 4
+    return conns, requests
 
 
-def _answer(request: pb.DecisionRequest, call: bool = False) -> pb.BotMessage:
+def _answer(request: Request, call: bool = False) -> pb.BotMessage:
     action = pb.Action(grand_tichu=pb.GrandTichuAnswer(call=call))
     return pb.BotMessage(
         decision=pb.Decision(
@@ -35,7 +66,8 @@ def _answer(request: pb.DecisionRequest, call: bool = False) -> pb.BotMessage:
 
 def test_an_answer_is_handled_before_receive_returns_and_its_sender_is_woken_first() -> None:
     async def scenario() -> None:
-        table, conns, requests = await _seated("order")
+        table = _table("order")
+        conns, requests = await _seated(table)
         # Grand Tichu answers are revealed together (R-GT-1): the first three make no output.
         for seat in (0, 1, 3):
             table.receive(conns[seat], _answer(requests[seat]))
@@ -57,34 +89,46 @@ def test_an_answer_is_handled_before_receive_returns_and_its_sender_is_woken_fir
         for seat in range(4):
             # Everything the answer made comes in one take: the four reveals, the seat's last
             # cards, and its Tichu step request (not to seat 2, a Grand Tichu caller: R-CALL-2).
-            messages = [m for m in taken[seat] if isinstance(m, pb.RefereeMessage)]
-            events = [m.event.type for m in messages if m.HasField("event")]
+            events = [m.type for m in taken[seat] if isinstance(m, EventMessage)]
             assert events[:4] == ["call_declined", "call_declined", "called", "call_declined"], events
             assert "cards_dealt" in events
-            requests_now = [m.request.kind for m in messages if m.HasField("request")]
-            assert requests_now == ([] if seat == 2 else [pb.DECISION_KIND_TICHU_STEP])
+            kinds = [r.kind for r in _requests(taken[seat])]
+            assert kinds == ([] if seat == 2 else [DecisionKind.TICHU_STEP])
         await table.stop()
 
     asyncio.run(scenario())
 
 
-def test_legal_actions_are_listed_as_the_request_leaves_or_when_its_stream_is_gone() -> None:
+def test_a_request_clock_starts_when_the_shell_delivers_it() -> None:
+    """Time a request waits in the table's outbox is the referee's, not the bot's (Delivered)."""
+
     async def scenario() -> None:
-        table, conns, requests = await _seated("lists")
-        # Queued but not yet sent: a lead can list hundreds of plays, which no other seat's
-        # messages should wait for.
-        assert all(len(r.legal_actions) == 0 for r in requests)
-        table.delivered(0, requests[0].request_id, table.now())
-        assert [a.text for a in requests[0].legal_actions] == ["grand_tichu", "no_grand_tichu"]
-        # A stream that ends takes its requests' lists with it: they are made for the snapshot.
+        clock = FakeClock()
+        table = _table("lists", clock)
+        conns, requests = await _seated(table)
+        due = table.match.next_deadline()
+        assert due == clock.t + 600.0 + PATIENT.grace_ms / 1000
+        clock.t += 0.75
+        for conn, request in zip(conns, requests, strict=True):
+            table.delivered(conn, request.request_id)
+        assert table.match.next_deadline() == due + 0.75
+        await table.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_reconnected_seat_gets_its_open_request_with_its_legal_answers() -> None:
+    async def scenario() -> None:
+        table = _table("snapshot")
+        conns, requests = await _seated(table)
         table.disconnect(conns[1])
-        assert [a.text for a in requests[1].legal_actions] == ["grand_tichu", "no_grand_tichu"]
-        again = await table.connect(1, "bot1")
+        again = table.connect(1, "bot1")
         taken = await asyncio.wait_for(again.take(), 1)
-        (snapshot,) = [
-            m.snapshot for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("snapshot")
-        ]
-        assert [a.text for a in snapshot.pending[0].legal_actions] == ["grand_tichu", "no_grand_tichu"]
+        (snapshot,) = [m for m in taken if isinstance(m, Snapshot)]
+        assert [p.request_id for p in snapshot.pending] == [requests[1].request_id]
+        # The legal answers are listed when the message is encoded, from the request's own state.
+        wire = message_to_proto(snapshot)
+        assert [a.text for a in wire.snapshot.pending[0].legal_actions] == ["grand_tichu", "no_grand_tichu"]
         await table.stop()
 
     asyncio.run(scenario())
@@ -92,59 +136,50 @@ def test_legal_actions_are_listed_as_the_request_leaves_or_when_its_stream_is_go
 
 def test_an_input_that_arrives_while_another_is_handled_waits_its_turn() -> None:
     async def scenario() -> None:
-        records: list[dict[str, object]] = []
+        records: list[Line] = []
         table: Table | None = None
         conns: list[Connection] = []
 
-        def on_record(record: dict[str, object]) -> None:
+        def on_record(record: Line) -> None:
             records.append(record)
-            if record["kind"] == "decision" and record["seat"] == 3 and table is not None:
+            if isinstance(record, DecisionRecord) and record.seat == 3 and table is not None:
                 # Arrives in the middle of seat 3's answer, which still has events to make.
                 table.receive(
                     conns[1], pb.BotMessage(decision=pb.Decision(request_id=999, action=pb.Action()))
                 )
 
-        table = Table("m", RulesConfig(), clock=PATIENT, seed="turns", on_record=on_record)
-        table.start()
-        conns += [await table.connect(seat, f"bot{seat}") for seat in range(4)]
-        requests = []
-        for conn in conns:
-            taken = await asyncio.wait_for(conn.take(), 1)
-            requests += [
-                m.request for m in taken if isinstance(m, pb.RefereeMessage) and m.HasField("request")
-            ]
+        table = _table("turns", on_record=on_record)
+        seated, requests = await _seated(table)
+        conns += seated
         for seat in range(4):
             table.receive(conns[seat], _answer(requests[seat]))
-        kinds = [r["kind"] for r in records]
-        answered = max(i for i, r in enumerate(records) if r["kind"] == "decision")
-        rejected = kinds.index("rejection")
+        kinds = [r.kind for r in records]
+        answered = max(i for i, r in enumerate(records) if isinstance(r, DecisionRecord))
+        rejected = next(i for i, r in enumerate(records) if isinstance(r, RejectionRecord))
         # Every record of seat 3's answer (its reveals and the last cards) comes first.
         assert "event" in kinds[answered:rejected]
-        assert all(kind == "rejection" for kind in kinds[rejected:])
+        assert all(isinstance(r, RejectionRecord) for r in records[rejected:])
         await table.stop()
 
     asyncio.run(scenario())
 
 
 def test_records_stay_in_memory_only_when_asked() -> None:
-    async def scenario(keep_records: bool) -> tuple[list[dict[str, object]], Table]:
-        hooked: list[dict[str, object]] = []
-        table = Table(
-            "m", RulesConfig(), clock=PATIENT, seed="kept", on_record=hooked.append, keep_records=keep_records
-        )
-        table.start()
-        conns = [await table.connect(seat, f"bot{seat}") for seat in range(4)]
+    async def scenario(keep_records: bool) -> tuple[list[Line], Table]:
+        hooked: list[Line] = []
+        table = _table("kept", on_record=hooked.append, keep_records=keep_records)
+        conns = [table.connect(seat, f"bot{seat}") for seat in range(4)]
         for conn in conns:
             for message in await asyncio.wait_for(conn.take(), 1):
-                if isinstance(message, pb.RefereeMessage) and message.HasField("request"):
-                    table.receive(conn, _answer(message.request))
+                if isinstance(message, Request):
+                    table.receive(conn, _answer(message))
         await table.stop()
         return hooked, table
 
     hooked, table = asyncio.run(scenario(keep_records=False))
     # The referee's own default: every record still goes to the hook (the replay writer) and
     # into the statistics, but none stays behind to lengthen the garbage collector's passes.
-    assert [r["kind"] for r in hooked].count("decision") == 4
+    assert sum(isinstance(r, DecisionRecord) for r in hooked) == 4
     assert table.records == [] and sum(s["decisions"] for s in table.statistics()["seats"]) == 4
     hooked, table = asyncio.run(scenario(keep_records=True))
-    assert table.records == hooked and [r["kind"] for r in hooked].count("decision") == 4
+    assert table.records == hooked and sum(isinstance(r, DecisionRecord) for r in hooked) == 4
