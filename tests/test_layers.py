@@ -3,7 +3,8 @@
 - referee.match is pure: the standard library (no clocks, I/O, logging or concurrency) and
   referee.rules only; time is an argument.
 - protobuf and grpc appear nowhere in referee/rules, referee/match, referee/replay or clients/,
-  but in the SDK's connector and the scripted seat (the tests' and benchmarks' wire-level client).
+  but in the SDK's connector and the scripted seat (the tests' and benchmarks' wire-level client);
+  in referee/server, the generated stubs only in the codec, the service and serve.
 - referee never imports clients (the SDK's commands reach `tichu` as entry points).
 - no module of referee/ or clients/ is over MAX_LINES lines (the generated stubs aside).
 - replay records are read through referee/match/records.py only: nowhere else is a JSON object
@@ -105,6 +106,14 @@ def test_the_wire_clients_are_the_ones_named() -> None:
     # The exceptions above are real: the connector and the scripted seat do speak protobuf.
     for name in WIRE_CLIENTS:
         assert any(under(module, "referee.wire") for _, module in names(CLIENTS / name)), name
+
+
+def test_the_server_table_speaks_plain_values() -> None:
+    # The Table feeds the Match decoded messages and hands out plain values: no protobuf there.
+    found = [name for _, name in names(REFEREE / "server" / "table.py") if under(name, "referee.wire")]
+    assert not found and not any(
+        under(n, "google.protobuf") for _, n in names(REFEREE / "server" / "table.py")
+    )
 
 
 REFEREE_FILES = list(python_files(REFEREE))

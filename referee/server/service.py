@@ -23,7 +23,7 @@ from typing import Any, NoReturn, cast
 import grpc
 
 from referee.log import get_logger
-from referee.match import PROTOCOL_VERSION, ClockSettings, Match
+from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
 from referee.match.messages import OutMessage, Request
 from referee.match.moves import ReplayMismatchError
 from referee.match.records import Line
@@ -32,7 +32,9 @@ from referee.rules import RulesError, State
 from referee.server.codec import (
     clock_merged,
     config_from_proto,
+    message_from_proto,
     message_to_proto,
+    result_to_proto,
     seat_info_to_proto,
 )
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
@@ -324,10 +326,11 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         """Forward a stream's messages to its table; an empty envelope ends the stream."""
         with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
             async for msg in request_iterator:
-                if msg.WhichOneof("kind") is None:
+                message = message_from_proto(msg)
+                if message is None:
                     table.end(conn, "INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
                     return
-                table.receive(conn, msg)
+                table.receive(conn, message)
 
     # ---------------------------------------------------------------------------- Watch
 
@@ -342,8 +345,16 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         table = self.tables.get(request.match_id)
         if table is None:
             await _abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        async for msg in table.watch(full):
-            yield msg
+        seq = 0
+        async for item in table.watch(full):
+            if isinstance(item, MatchResult):
+                yield pb.WatchMessage(result=result_to_proto(item))
+            else:
+                seq += 1  # a watcher's seq is the position in its log
+                event = pb.GameEvent(
+                    seq=seq, state_version=item.state_version, type=item.type, json=item.json
+                )
+                yield pb.WatchMessage(event=event)
 
     # ---------------------------------------------------------------------------- organisers
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.log import get_logger
-from referee.match import ClockSettings, Match, MatchResult
+from referee.match import ClockSettings, LogEntry, Match, MatchResult
 from referee.match.messages import (
     Accepted,
     Close,
@@ -30,6 +30,7 @@ from referee.match.messages import (
     End,
     Finished,
     Input,
+    Message,
     Note,
     OutMessage,
     Output,
@@ -43,8 +44,6 @@ from referee.match.messages import (
 )
 from referee.match.records import Line
 from referee.rules import RulesConfig, State
-from referee.server.codec import message_from_proto, result_to_proto
-from referee.wire.tichu.v1 import referee_pb2 as pb
 
 
 class SeatUnavailableError(Exception):
@@ -216,12 +215,9 @@ class Table:
             )
         return conn
 
-    def receive(self, conn: Connection, msg: pb.BotMessage) -> None:
-        """Handle a message from a stream's reader (an empty envelope is the service's to refuse)."""
-        if conn.closed:
-            return
-        message = message_from_proto(msg)
-        if message is not None:
+    def receive(self, conn: Connection, message: Message) -> None:
+        """Handle a message from a stream's reader (decoded by the codec)."""
+        if not conn.closed:
             self._feed(Received(conn.stream, message), conn)
 
     def disconnect(self, conn: Connection) -> None:
@@ -251,24 +247,20 @@ class Table:
         self._feed(Stop(reason), None)
         self._cancel_timer()
 
-    async def watch(self, full: bool) -> AsyncIterator[pb.WatchMessage]:
-        """A spectator's stream: public events `watch_delay_events` behind, or every event at once."""
+    async def watch(self, full: bool) -> AsyncIterator[LogEntry | MatchResult]:
+        """A spectator's view: public events `watch_delay_events` behind, or every event at once;
+        then the result, if the match has one."""
         sent = 0
         while True:
             waiter = self._changed
             done = self.match.status == "finished"
             log, upto = self.match.spectator_log(full)
             while sent < upto:
-                entry = log[sent]
                 sent += 1
-                yield pb.WatchMessage(
-                    event=pb.GameEvent(
-                        seq=sent, state_version=entry.state_version, type=entry.type, json=entry.json
-                    )
-                )
+                yield log[sent - 1]
             if done:
                 if self.match.result is not None:
-                    yield pb.WatchMessage(result=result_to_proto(self.match.result))
+                    yield self.match.result
                 return
             await waiter.wait()
 

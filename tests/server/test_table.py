@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Callable
 
 from referee.match import ClockSettings, Match
-from referee.match.messages import EventMessage, Request, Snapshot
+from referee.match.messages import EventMessage, Message, Request, Snapshot
 from referee.match.records import DecisionRecord, Line, RejectionRecord
 from referee.rules import OFFICIAL, DecisionKind
-from referee.server.codec import message_to_proto
+from referee.server.codec import message_from_proto, message_to_proto
 from referee.server.table import Connection, Outgoing, Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -55,9 +55,16 @@ async def _seated(table: Table) -> tuple[list[Connection], list[Request]]:
     return conns, requests
 
 
-def _answer(request: Request, call: bool = False) -> pb.BotMessage:
+def _decoded(**kind: object) -> Message:
+    """A BotMessage as the service hands it to the table: decoded by the codec."""
+    message = message_from_proto(pb.BotMessage(**kind))  # type: ignore[arg-type]
+    assert message is not None
+    return message
+
+
+def _answer(request: Request, call: bool = False) -> Message:
     action = pb.Action(grand_tichu=pb.GrandTichuAnswer(call=call))
-    return pb.BotMessage(
+    return _decoded(
         decision=pb.Decision(
             request_id=request.request_id, action=action, state_version=request.state_version
         )
@@ -144,9 +151,7 @@ def test_an_input_that_arrives_while_another_is_handled_waits_its_turn() -> None
             records.append(record)
             if isinstance(record, DecisionRecord) and record.seat == 3 and table is not None:
                 # Arrives in the middle of seat 3's answer, which still has events to make.
-                table.receive(
-                    conns[1], pb.BotMessage(decision=pb.Decision(request_id=999, action=pb.Action()))
-                )
+                table.receive(conns[1], _decoded(decision=pb.Decision(request_id=999, action=pb.Action())))
 
         table = _table("turns", on_record=on_record)
         seated, requests = await _seated(table)
