@@ -8,12 +8,13 @@ run in other processes.
 
 1. Round trip per decision. (a) A bare grpc.aio bidirectional stream: the client writes a
    BotMessage and waits for the RefereeMessage the echo servicer returns. (b) The referee: four
-   scripted seats answer every DecisionRequest at once (no calls, bomb windows declined, else the
-   first legal action); a round trip runs from the Decision leaving the seat to the first message
-   the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
-   window resolves on its last answer, and Grand Tichu and Tichu-step answers are revealed
-   together: only the answer that completes such a question is timed (the others cause no
-   message, and would time the other seats' answers). (c) A bare grpc.aio relay, a diagnostic
+   scripted seats (clients.scripted.ScriptedSeat, the tests' wire-level seat, with a clock) answer
+   every DecisionRequest at once (no calls, bomb windows declined, else the first legal action);
+   a round trip runs from the Decision leaving the seat to the first message the referee sends
+   that seat because of it (the seat's own event, or a Rejection). A bomb window resolves on its
+   last answer, and Grand Tichu and Tichu-step answers are revealed together: only the answer
+   that completes such a question is timed (the others cause no message, and would time the
+   other seats' answers). (c) A bare grpc.aio relay, a diagnostic
    with no bar: the same scripted seats, timed the same way, on four streams that carry the
    referee's messages of regular turns (a played or passed event and a window request to every
    seat, then a window_closed event to every seat and a turn request, with payloads the engine
