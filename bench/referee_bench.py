@@ -8,12 +8,13 @@ run in other processes.
 
 1. Round trip per decision. (a) A bare grpc.aio bidirectional stream: the client writes a
    BotMessage and waits for the RefereeMessage the echo servicer returns. (b) The referee: four
-   scripted seats answer every DecisionRequest at once (no calls, bomb windows declined, else the
-   first legal action); a round trip runs from the Decision leaving the seat to the first message
-   the referee sends that seat because of it (the seat's own event, or a Rejection). A bomb
-   window resolves on its last answer, and Grand Tichu and Tichu-step answers are revealed
-   together: only the answer that completes such a question is timed (the others cause no
-   message, and would time the other seats' answers). (c) A bare grpc.aio relay, a diagnostic
+   scripted seats (clients.scripted.ScriptedSeat, the tests' wire-level seat, with a clock) answer
+   every DecisionRequest at once (no calls, bomb windows declined, else the first legal action);
+   a round trip runs from the Decision leaving the seat to the first message the referee sends
+   that seat because of it (the seat's own event, or a Rejection). A bomb window resolves on its
+   last answer, and Grand Tichu and Tichu-step answers are revealed together: only the answer
+   that completes such a question is timed (the others cause no message, and would time the
+   other seats' answers). (c) A bare grpc.aio relay, a diagnostic
    with no bar: the same scripted seats, timed the same way, on four streams that carry the
    referee's messages of regular turns (a played or passed event and a window request to every
    seat, then a window_closed event to every seat and a turn request, with payloads the engine
@@ -61,14 +62,18 @@ from typing import Any
 
 import grpc
 
+from clients.scripted import ScriptedSeat, exchange_lowest
 from referee import log
-from referee.codec import action_to_proto, pb, unbundle
-from referee.match_demo import DEMO_CLOCK
-from referee.replay.format import read_replay
-from referee.replay.tally import percentile
+from referee.demo import DEMO_CLOCK
+from referee.match import ClockSettings
+from referee.match.records import EventRecord
+from referee.match.tally import percentile
+from referee.replay import read_replay
 from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_decisions, new_game, to_act
-from referee.server import RunningServer, freeze_startup_heap, start_server
-from referee.table import ClockSettings
+from referee.rules.events import RoundScored
+from referee.server.codec import action_to_proto
+from referee.server.serve import RunningServer, freeze_startup_heap, start_server
+from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -224,7 +229,7 @@ class TableClient:
         think_s: float = 0.0,
         path: str = REFEREE_PLAY,
     ) -> None:
-        self.open_stream = channel.stream_stream(
+        open_stream = channel.stream_stream(
             path,
             request_serializer=pb.BotMessage.SerializeToString,
             response_deserializer=pb.RefereeMessage.FromString,
@@ -232,12 +237,11 @@ class TableClient:
         self.samples = samples
         self.gate = gate  # figure 1: the seats answer only while it is set
         self.think_s = think_s
-        self.seats = [_Seat(self, seat, token) for seat, token in enumerate(tokens)]
+        self.seats = [_Seat(self, open_stream, seat, token) for seat, token in enumerate(tokens)]
         # (state version, kind, seat) of the last answer sent to a question every seat answers
         # together: the answer the referee acts on.
         self.last_together = (-1, -1, -1)
         self.welcomed = 0
-        self.result: pb.MatchResult | None = None
         self.ended: dict[str, int] = {}  # how the streams ended: a gRPC status name, or "OK"
 
     async def play(self) -> None:
@@ -251,74 +255,68 @@ class TableClient:
         )
 
 
-class _Seat:
-    """One scripted seat on its Play stream."""
+def quiet_first(seat: ScriptedSeat, request: pb.DecisionRequest) -> pb.Action:
+    """No calls, windows declined, the lowest cards given away, else the first legal action.
 
-    def __init__(self, table: TableClient, seat: int, token: str) -> None:
+    Not `first_policy`, which also prefers "pass": these seats lead and follow with the first
+    play, the game that `scripted_turns` replays on the relay.
+    """
+    if request.kind == K.DECISION_KIND_EXCHANGE:
+        return exchange_lowest(seat, request)
+    for action in request.legal_actions:
+        if action.text in QUIET:
+            return action
+    return request.legal_actions[0]
+
+
+class _Seat(ScriptedSeat):
+    """The shared scripted seat (clients.scripted), timing its decisions' round trips.
+
+    A round trip runs from the Decision leaving the seat (`decide`) to the first message the
+    referee sends this seat because of it (`track`, stamped with the message's arrival off the
+    network, which a Bundle's messages share).
+    """
+
+    def __init__(self, table: TableClient, open_call: Callable[[], Any], index: int, token: str) -> None:
+        super().__init__(open_call, token, quiet_first, name=f"bench-{index}")
         self.table = table
-        self.seat = seat
-        self.token = token
-        self.call: Any = None
-        self.hand: list[str] = []
+        self.index = index
+        self.accept_bundles = os.environ.get(BUNDLES_ENV, "1") == "1"
+        self.keep_received = False  # a seat of a long game: no message history to walk at each GC
         self.pending: _Pending | None = None
-        self.last_answered = 0
 
     async def run(self) -> None:
-        """Hello, then read and answer until the stream ends."""
-        call = self.call = self.table.open_stream()
+        """Hello, then read and answer until the stream ends (or the result arrives)."""
         ended = "OK"
         try:
-            await call.write(
-                pb.BotMessage(
-                    hello=pb.Hello(
-                        token=self.token,
-                        bot_name=f"bench-{self.seat}",
-                        protocol_version=1,
-                        accept_bundles=os.environ.get(BUNDLES_ENV, "1") == "1",
-                    )
-                )
-            )
-            while True:
-                msg = await call.read()
-                arrived = time.monotonic()
-                if msg is grpc.aio.EOF:
-                    break
-                for message in unbundle(msg):
-                    await self._handle(message, arrived)
-        except grpc.aio.AioRpcError as error:
+            await self.open()
+            await self.play()
+            if self.error is not None:
+                ended = self.error.code().name
+        except grpc.aio.AioRpcError as error:  # a write on a stream that had ended
             ended = error.code().name
         except asyncio.CancelledError:
             ended = "CANCELLED"
             raise
         finally:
             self.table.ended[ended] = self.table.ended.get(ended, 0) + 1
-            call.cancel()
+            if self.call is not None:
+                self.call.cancel()
 
-    async def _handle(self, msg: pb.RefereeMessage, arrived: float) -> None:
+    def track(self, msg: pb.RefereeMessage) -> None:
+        """Follow the seat as the shared seat does; then time the decision this message answers."""
+        super().track(msg)
+        arrived = self.last_arrived
+        samples = self.table.samples
+        if samples.in_window(arrived):
+            samples.messages += 1
         kind = msg.WhichOneof("kind")
-        if self.table.samples.in_window(arrived):
-            self.table.samples.messages += 1
         if self.pending is not None:
             self._settle(self.pending, kind, msg, arrived)
-        if kind == "request":
-            await self._answer(msg.request)
-        elif kind == "event":
-            if msg.event.type == "cards_dealt":
-                self.hand.extend(json.loads(msg.event.json)["cards"].split())
-            elif msg.event.type == "round_started":
-                self.hand.clear()
-        elif kind == "ping":
-            await self.call.write(pb.BotMessage(pong=pb.Pong(nonce=msg.ping.nonce)))
-        elif kind == "snapshot":
-            self.hand = json.loads(msg.snapshot.observation_json).get("hand", "").split()
-            for request in msg.snapshot.pending:
-                await self._answer(request)
-        elif kind == "welcome":
+        if kind == "welcome":
             self.table.welcomed += 1
         elif kind == "rejection":
-            self.table.samples.rejections += 1
-        elif kind == "result":
-            self.table.result = msg.result
+            samples.rejections += 1
 
     def _settle(self, pending: _Pending, kind: str | None, msg: pb.RefereeMessage, arrived: float) -> None:
         """Time the decision if `msg` is the first message its effect caused."""
@@ -329,7 +327,7 @@ class _Seat:
             if (
                 pending.kind in SIMULTANEOUS
                 and event.type in SEAT_EVENTS
-                and json.loads(event.json).get("seat") != self.seat
+                and json.loads(event.json).get("seat") != self.index
             ):
                 return  # another seat's answer to the same question
         elif kind == "rejection":
@@ -345,48 +343,35 @@ class _Seat:
         else:
             return
         self.pending = None
-        last = self.table.last_together == (pending.version, pending.kind, self.seat)
+        last = self.table.last_together == (pending.version, pending.kind, self.index)
         if pending.kind in TOGETHER and not last:
             return  # not the answer that completed the question
         self.table.samples.add(LABELS.get(pending.kind, "other"), pending.sent, arrived - pending.sent)
 
-    async def _answer(self, request: pb.DecisionRequest) -> None:
-        if request.request_id <= self.last_answered:
-            return  # a snapshot repeats a request that came before
-        self.last_answered = request.request_id
+    async def answer(self, request: pb.DecisionRequest) -> None:
+        """Wait at the gate (figure 1) and think (figure 3), then answer with the policy."""
         gate = self.table.gate
         if gate is not None and not gate.is_set():
             await gate.wait()
         if self.table.think_s and request.kind != K.DECISION_KIND_BOMB_WINDOW:
             # As the SDK does for a hand without a bomb, windows are answered at once.
             await asyncio.sleep(self.table.think_s)
-        action = self._choose(request)
+        await super().answer(request)
+
+    async def decide(
+        self, request: pb.DecisionRequest, action: pb.Action, version: int | None = None
+    ) -> None:
+        """Start the decision's clock as it leaves, then send it."""
         sent = time.monotonic()
         self.pending = _Pending(request.request_id, request.state_version, request.kind, sent)
         if request.kind in TOGETHER:
-            self.table.last_together = (request.state_version, request.kind, self.seat)
+            self.table.last_together = (request.state_version, request.kind, self.index)
         samples = self.table.samples
         if samples.in_window(sent):
             samples.decisions += 1
-        await self.call.write(
-            pb.BotMessage(
-                decision=pb.Decision(
-                    request_id=request.request_id, action=action, state_version=request.state_version
-                )
-            )
-        )
-
-    def _choose(self, request: pb.DecisionRequest) -> pb.Action:
-        """No calls, windows declined, the first cards of the deal given away, else the first legal action."""
-        if request.kind == K.DECISION_KIND_EXCHANGE:
-            gifts = [
-                pb.Gift(to=to, card=card) for to, card in zip(request.exchange_to, self.hand, strict=False)
-            ]
-            return pb.Action(exchange=pb.ExchangeCards(gifts=gifts))
-        for action in request.legal_actions:
-            if action.text in QUIET:
-                return action
-        return request.legal_actions[0]
+        # Answered: nothing will ask for it again, and a long game would pile thousands up.
+        self.requests.pop(request.request_id, None)
+        await super().decide(request, action, version)
 
 
 # ------------------------------------------------------------------------------ server process
@@ -647,14 +632,16 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(table.finished.wait(), float(request["timeout_s"]))
         # From the replay (complete once the match is over): the referee keeps no records in memory.
-        records = read_replay(service.replay_paths[request["match_id"]]).records
-        times = {r["kind"]: r["t_ms"] for r in records if r["kind"] in ("start", "result")}
-        rounds = sum(1 for r in records if r["kind"] == "event" and r["event"]["type"] == "round_scored")
+        replay = read_replay(service.replay_paths[request["match_id"]])
+        start, result = replay.start, replay.result
+        rounds = sum(
+            1 for r in replay.records if isinstance(r, EventRecord) and isinstance(r.event, RoundScored)
+        )
         seats = table.statistics()["seats"]
         return {
             "finished": table.finished.is_set(),
             "rounds": rounds,
-            "game_s": (times.get("result", 0.0) - times.get("start", 0.0)) / 1000,
+            "game_s": ((result.t_ms if result else 0.0) - (start.t_ms if start else 0.0)) / 1000,
             "decisions": sum(s["decisions"] for s in seats),
             "timeouts": sum(s["timeouts"] for s in seats),
             "scores": list(table.state.scores),

@@ -23,7 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from referee.replay import read_replay  # noqa: E402 (after the path is set)
+from referee.match.records import EventRecord  # noqa: E402 (after the path is set)
+from referee.replay import read_replay  # noqa: E402
 from referee.replay.html import render_html  # noqa: E402
 from tests.replay.browser import Browser, find_chromium  # noqa: E402
 
@@ -102,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             errors = list(browser.errors)
         replay_kb = path.stat().st_size / 1024
         page_kb = page.stat().st_size / 1024
-    events = sum(1 for r in replay.records if r["kind"] == "event")
-    rounds = replay.result["rounds"] if replay.result is not None else "?"
+    events = sum(1 for r in replay.records if isinstance(r, EventRecord))
+    rounds = replay.result.rounds if replay.result is not None else "?"
     print(f"Replay: {path.name}: {replay_kb:.0f} KB, {len(replay.records) + 1} records, {events} events, "
           f"{rounds} rounds (bar: under {REPLAY_BAR_KB} KB)")  # fmt: skip
     print(f"HTML page: {page_kb:.0f} KB, written in {build_ms:.0f} ms (replay re-run by the engine)")

@@ -1,4 +1,4 @@
-"""A 1,000-hand duplicate tournament between the sample bots: hands/s, wall time, the SPRT verdicts.
+"""A 1,000-hand duplicate tournament of the sample bots: hands/s, wall time, CPU per hand, SPRT verdicts.
 
 Run `.venv/bin/python bench/tournament_bench.py` (a few minutes on 2 cores); `--hands 200` for a
 quick one. It writes a round-robin config for RandomBot, HeuristicBot and ShowcaseBot (each a
@@ -7,6 +7,12 @@ early stopping off, so every hand is played) into a temporary folder, runs it ex
 `tichu tournament run` does (one referee in this process, one worker process per bot), and
 prints the figures and the command that reproduces them. `--keep DIR` keeps the config, the
 SQLite results, the replays and the standings in DIR.
+
+CPU per hand is the whole tournament's CPU time (user + system, from getrusage) over the hands
+played: this process (the referee, the runner, the store) and the bot worker processes. The
+runner waits for every worker it started before it returns (it closes their input, then kills
+the ones still running after WORKER_STOP_S), so their CPU time is in RUSAGE_CHILDREN by then;
+the bench checks that no child process is left, and says so if one is.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import io
 import math
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -69,6 +76,22 @@ stop_early = false
     return path
 
 
+def cpu_s() -> tuple[float, float]:
+    """CPU seconds so far of this process, and of its child processes that ended and were waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def children_left() -> bool:
+    """Whether a child process was still running or not yet waited for (its CPU time not counted)."""
+    try:
+        os.waitpid(-1, os.WNOHANG)  # running, or an exited one that nobody had waited for
+    except ChildProcessError:
+        return False  # no child at all: every one was waited for
+    return True
+
+
 def first_decision(half_points: list[int], sprt: SprtSettings) -> int | None:
     """After how many board pairs (in board order) both of a pairing's SPRTs had decided, if ever."""
     counts = [0] * 5
@@ -99,9 +122,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         log = io.StringIO()
         load_before = os.getloadavg()[0]
+        cpu_before = cpu_s()
         started = time.monotonic()
         code = run_tournament(config, resume=False, out=log, live=False)
         wall_s = time.monotonic() - started
+        referee_cpu_s, workers_cpu_s = (
+            after - before for after, before in zip(cpu_s(), cpu_before, strict=True)
+        )
+        unwaited = children_left()
         store = Store(config.database)
         rows = store.games()
         hands = sum(r.rounds or 0 for r in rows if r.finished)
@@ -114,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  hands        {hands}")
         print(f"  wall time    {wall_s:.1f} s (referee, workers' start and the standings included)")
         print(f"  rate         {hands / wall_s:.2f} hands/s, {finished / wall_s:.2f} games/s")
+        total_cpu_s = referee_cpu_s + workers_cpu_s
+        per_hand_ms = 1000 / max(hands, 1)
+        print(
+            f"  CPU          {total_cpu_s * per_hand_ms:.1f} ms per hand: referee process "
+            f"{referee_cpu_s * per_hand_ms:.1f} ms, bot workers {workers_cpu_s * per_hand_ms:.1f} ms "
+            f"({total_cpu_s:.1f} s of CPU in all, user + system)"
+        )
+        if unwaited:
+            print("  (a worker process had not been waited for: its CPU time is missing above)")
         print(
             f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
             f"({os.cpu_count()} cores)"

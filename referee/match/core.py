@@ -258,13 +258,15 @@ class Match:
                     self._dispatch(item, now)
                 elif isinstance(item, Connect):
                     self._late_connection(item)  # a deadline before it ended the match
-                self._fire_due(now)
+                # The search that finds nothing more due now finds the next deadline too: one
+                # pass over the clocks per input, not two.
+                self._due_at = self._fire_due(now)
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.
                 self._note("error", "match_failed", input=type(item).__name__, error=repr(error))
                 if not self._is_over():
                     self._finish(now, winner=-1, forfeiting_team=-1, reason=f"referee error: {error!r}")
-            self._due_at = self._next_due_at()
+                self._due_at = self._next_due_at()
         out, self._out = self._out, []
         return out
 
@@ -391,15 +393,19 @@ class Match:
         due = None if self._is_over() else self._next_due()
         return math.inf if due is None else due[0]
 
-    def _fire_due(self, limit: float, strictly_before: bool = False) -> None:
-        """Act on the deadlines up to `limit` (or only those before it) in time order."""
+    def _fire_due(self, limit: float, strictly_before: bool = False) -> float:
+        """Act on the deadlines up to `limit` (or only those before it) in time order; the next
+        deadline after them (math.inf if none), as `_next_due_at` would find it."""
         while not self._is_over():
             due = self._next_due()
-            if due is None or due[0] > limit or (strictly_before and due[0] >= limit):
-                return
+            if due is None:
+                return math.inf
+            if due[0] > limit or (strictly_before and due[0] >= limit):
+                return due[0]
             _, handler, target = due
             # Handled now, however late: what it sends leaves now, and its clocks start now.
             handler(target, limit)
+        return math.inf
 
     def _ping(self, stream: StreamState, now: float) -> None:
         stream.nonce += 1

@@ -228,7 +228,17 @@ class Table:
 
     def delivered(self, conn: Connection, request_id: int) -> None:
         """A request is leaving on `conn` now (its legal actions have just been listed)."""
-        self._feed(Delivered(conn.stream, request_id), None)
+        item = Delivered(conn.stream, request_id)
+        if self._busy:
+            self._feed(item, None)
+            return
+        # Once per request sent, so it skips the rest of _feed: a Delivered only moves a clock
+        # later, so there is no output to carry out and the timer may stay as it is (set for an
+        # earlier deadline, it finds nothing due and is set again).
+        outputs = self.match.handle(item, self._now())
+        if outputs:  # none today; carried out in full should that change
+            self._carry_out(outputs, None)
+            self._arm_timer()
 
     def end(self, conn: Connection, code: str, details: str) -> None:
         """End a stream with a gRPC status (protocol abuse on it)."""

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from clients.scripted import ScriptedSeat
+
 # Imported by name: bench/ is a folder of scripts, not a package that mypy should follow.
 bench: Any = importlib.import_module("bench.referee_bench")
 
@@ -24,6 +26,11 @@ def test_percentile_is_nearest_rank() -> None:
     assert bench.percentile([], 0.5) == 0.0
     latency = bench.Latency.of(values)
     assert (latency.count, latency.p50_ms, latency.p99_ms) == (4, 2.0, 4.0)
+
+
+def test_the_seats_are_the_shared_scripted_seat() -> None:
+    # One wire-level scripted seat for the tests and the benchmarks; the bench only times it.
+    assert issubclass(bench._Seat, ScriptedSeat)
 
 
 def test_round_trips_of_the_echo_the_relay_and_the_referee() -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from referee.tournament.config import SprtSettings, load_config
 
@@ -25,3 +28,15 @@ def test_first_decision() -> None:
     sprt = SprtSettings()
     assert bench.first_decision([4] * 10, sprt) == 7
     assert bench.first_decision([2] * 10, sprt) is None
+
+
+def test_main_prints_the_cpu_per_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--hands", "6", "--concurrency", "6", "--keep", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    figures = re.search(
+        r"CPU +([\d.]+) ms per hand: referee process ([\d.]+) ms, bot workers ([\d.]+) ms", out
+    )
+    assert figures is not None
+    total, referee, workers = (float(figure) for figure in figures.groups())
+    assert referee > 0 and workers > 0 and abs(total - referee - workers) <= 0.2
+    assert "Reproduce: .venv/bin/python bench/tournament_bench.py --hands 6 --concurrency 6" in out
