@@ -2,8 +2,8 @@
 referee.rules only; no asyncio, grpc, protobuf, files or clocks: time is an argument)."""
 
 from referee.match.clock import ClockSettings
-from referee.match.core import LogEntry, Match
-from referee.match.messages import MatchResult, RejectionReason
+from referee.match.core import Match
+from referee.match.messages import LogEntry, MatchResult, RejectionReason
 from referee.match.records import FORMAT, PROTOCOL_VERSION, Header, Record, RecordError
 
 __all__ = [

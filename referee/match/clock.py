@@ -7,6 +7,7 @@ settings are milliseconds, as on the wire and in replays.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,3 +73,9 @@ class ClockSettings:
 def ms(seconds: float) -> int:
     """Seconds as whole milliseconds, never below 0 (for deadlines and banks on the wire)."""
     return max(0, int(seconds * 1000))
+
+
+def iso_time(wall_s: float) -> str:
+    """A calendar time (seconds since the epoch, which the caller gave) as UTC ISO 8601, in ms."""
+    stamp = datetime.datetime.fromtimestamp(wall_s, datetime.UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -16,14 +16,13 @@ it arrived: two racing messages are resolved here, the same way every time.
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
-from referee.match.clock import ClockSettings, ms
+from referee.match.clock import ClockSettings, iso_time, ms
 from referee.match.messages import (
     Accepted,
     Cancelled,
@@ -38,6 +37,7 @@ from referee.match.messages import (
     Finished,
     Hello,
     Input,
+    LogEntry,
     MatchResult,
     Message,
     Note,
@@ -115,20 +115,6 @@ Status = Literal["waiting", "running", "finished"]
 DECLINE = Decline()
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    """One event in the spectators' logs: its state version, type and JSON."""
-
-    state_version: int
-    type: str
-    json: str
-
-
-def _iso(wall_s: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(wall_s, datetime.UTC)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class Match:
     """One match, driven by `handle(input, now)`; see the module's docstring.
 
@@ -187,7 +173,7 @@ class Match:
         if initial_state is not None:
             config = initial_state.config
         names = tuple(SeatName(s, bot_names[s] if s < len(bot_names) else "") for s in range(config.players))
-        return Header(match_id, _iso(wall), config, seed, clock, names, watch_delay_events, initial_state)
+        return Header(match_id, iso_time(wall), config, seed, clock, names, watch_delay_events, initial_state)
 
     @classmethod
     def resume(cls, header: Header, records: Sequence[Record], *, now: float, wall: float) -> Match:
@@ -329,7 +315,7 @@ class Match:
         return round((t - self._created_at) * 1000, 1)
 
     def _iso(self, now: float) -> str:
-        return _iso(now + self._wall_offset)
+        return iso_time(now + self._wall_offset)
 
     def _write(self, record: Record) -> None:
         self.tally.add(record)

@@ -270,6 +270,15 @@ class MatchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One event in the spectators' logs: its state version, type and JSON."""
+
+    state_version: int
+    type: str
+    json: str
+
+
+@dataclass(frozen=True, slots=True)
 class ResultMessage:
     """The match is over; the stream ends after this."""
 
