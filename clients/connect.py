@@ -41,6 +41,7 @@ from referee.rules.observation import (
 )
 from referee.server.codec import (
     KIND_FROM_PROTO,
+    REASON_FROM_PROTO,
     action_from_proto,
     action_to_proto,
     config_from_proto,
@@ -301,9 +302,9 @@ class _Session:
         return tuple(action_from_proto(a) for a in request.legal_actions)
 
     async def _rejection(self, msg: pb.Rejection) -> None:
-        known = msg.reason in pb.RejectionReason.values()
-        name = pb.RejectionReason.Name(msg.reason) if known else f"REJECTION_REASON_{msg.reason}"
-        reason = name.removeprefix("REJECTION_REASON_").lower()
+        # A reason that a newer referee added is passed on as its number.
+        known = REASON_FROM_PROTO.get(msg.reason)
+        reason = str(msg.reason) if known is None else known.value
         rejection = Rejection(reason, msg.rule, msg.message, msg.request_id, msg.state_version)
         await asyncio.to_thread(self.harness.rejection, rejection)
 

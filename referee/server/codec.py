@@ -319,14 +319,6 @@ def message_to_proto(message: OutMessage) -> pb.RefereeMessage:
 # ----------------------------------------------------------------------------------- the rest
 
 
-def event_to_proto(event: Event, seq: int, state_version: int) -> pb.GameEvent:
-    """An engine event on the wire: its type and its JSON (the replay schema)."""
-    data = event.to_json()
-    return pb.GameEvent(
-        seq=seq, state_version=state_version, type=data["type"], json=json.dumps(data, separators=_COMPACT)
-    )
-
-
 def event_from_proto(msg: pb.GameEvent) -> Event:
     """The engine event a GameEvent carries."""
     data: dict[str, Any] = json.loads(msg.json)
@@ -381,7 +373,6 @@ __all__ = [
     "config_from_proto",
     "config_to_proto",
     "event_from_proto",
-    "event_to_proto",
     "message_from_proto",
     "message_to_proto",
     "request_to_proto",
