@@ -107,7 +107,7 @@ def test_a_team_forfeits_after_too_many_violations() -> None:
 def test_late_answers_are_rejected_as_late_and_requests_show_their_clocks() -> None:
     async def scenario() -> None:
         # Nobody answers in time on purpose: a small limit, which no machine can miss.
-        clock = dataclasses.replace(CALM, decision_ms=200, bank_ms=300, grace_ms=0)
+        clock = dataclasses.replace(CALM, decision_ms=200, bank_ms=300, grace_ms=1_000)
         async with referee(clock) as ref:
             response = await ref.create(seed="3")
             bots = await join(ref, list(response.seat_tokens), [None] * 4)
