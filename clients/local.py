@@ -6,8 +6,10 @@ each bot sees only observe(state, its seat) and the events its seat may see, a H
 every answer, and the clocks are the referee's. A bot's answer arrives as long after its request
 as the bot took to decide (its own seat's requests one after another, the seats in parallel),
 so a slow bot times out and gets the defaults exactly as on the referee; bomb windows, bombs and
-Tichu calls out of turn work as there too. Think times count in whole steps of THINK_STEP_S, so
-that bots which answer well within the clocks play the same match, record for record, every time.
+Tichu calls out of turn work as there too. An answer well within the clocks (under
+steady_think_s) counts as one THINK_STEP_S, however long it took on this machine, so that such
+bots play the same match, record for record, every time, on a busy machine too; a slower answer
+counts as long as it took (in whole steps), so that it runs down the clocks as on the referee.
 play_many plays many matches, the teams changing seats on the same deal every other game.
 """
 
@@ -47,6 +49,10 @@ DECLINE = Decline()
 # Think times count in whole steps of this length: bots that answer well within the clocks then
 # answer in the same order, at the same virtual times, every time, and play the same match.
 THINK_STEP_S = 0.01
+# An answer faster than this (or a quarter of the shortest clock, if less) counts as one step: on
+# the referee it would cost nothing but its place in the order, and measured times this short
+# swing with the machine's load (a 10 ms step alone is crossed on a busy machine).
+STEADY_THINK_S = 0.25
 # A round takes a few hundred decisions; this many inputs in one match means a loop.
 MAX_INPUTS = 2_000_000
 
@@ -108,6 +114,7 @@ class _LocalMatch:
         self._arriving: list[tuple[float, int, Input]] = []
         self._order = itertools.count()
         self._free_at = [0.0] * len(bots)  # when each seat's bot is done with what it was asked
+        self.steady_think_s = min(STEADY_THINK_S, clock.decision_ms / 4000, clock.window_ms / 4000)
         self._carry_out(self.match.drain())
         for seat, bot in enumerate(bots):
             self._feed(Connect(seat, seat, bot.name, bot.version))
@@ -157,7 +164,10 @@ class _LocalMatch:
                 self._feed(Received(seat, OutOfTurn(match.state_version, CallTichu())))
                 obs = observe(match.state, seat)
             action = harness.decide(obs, request.kind)
-        think_s = math.ceil((time.perf_counter() - started) / THINK_STEP_S) * THINK_STEP_S
+        took = time.perf_counter() - started
+        think_s = (
+            THINK_STEP_S if took < self.steady_think_s else math.ceil(took / THINK_STEP_S) * THINK_STEP_S
+        )
         arrives = max(self.now, self._free_at[seat]) + think_s
         self._free_at[seat] = arrives
         answer = Received(seat, Decision(request.request_id, request.state_version, action))

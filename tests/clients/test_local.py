@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import json
+import random
+import time
 
 import pytest
 
+from clients import local
 from clients.bot import Bot
 from clients.heuristic_bot import HeuristicBot
 from clients.local import MatchOutcome, play_many, play_match
 from clients.random_bot import RandomBot
 from clients.showcase_bot import ShowcaseBot
+from referee.match.records import Line
 from referee.rules import (
     OFFICIAL,
     Action,
@@ -53,6 +58,55 @@ def test_a_match_is_reproducible_from_its_seed() -> None:
     first = play_match([RandomBot() for _ in range(4)], seed=12)
     second = play_match([RandomBot() for _ in range(4)], seed=12)
     assert (first.scores, first.rounds) == (second.scores, second.rounds)
+
+
+class _LoadedMachine:
+    """clients.local's view of time on a machine whose load makes every answer take `step` s
+    (random.uniform's range when `jitter`), whatever the bot does."""
+
+    def __init__(self, step: float, *, jitter: bool) -> None:
+        self.step, self.jitter, self.now = step, jitter, 0.0
+        self.rng = random.Random(7)
+
+    def perf_counter(self) -> float:
+        self.now += self.rng.uniform(0, self.step) if self.jitter else self.step
+        return self.now
+
+    def time(self) -> float:
+        return time.time()
+
+
+def _lines(seed: int, monkeypatch: pytest.MonkeyPatch, machine: _LoadedMachine | None) -> list[str]:
+    if machine is not None:
+        monkeypatch.setattr(local, "time", machine)
+    lines: list[str] = []
+
+    def keep(record: Line) -> None:
+        # Without the wall-clock dates (the header's, the start's), which differ from run to run.
+        fields = {k: v for k, v in record.to_json().items() if not k.endswith("_at")}
+        lines.append(json.dumps(fields, sort_keys=True))
+
+    play_match([HeuristicBot(), ShowcaseBot(), HeuristicBot(), ShowcaseBot()], seed=seed, max_rounds=3,
+               on_record=keep)  # fmt: skip
+    monkeypatch.undo()
+    return lines
+
+
+def test_load_on_the_machine_does_not_change_a_match_of_prompt_bots(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Answers that took up to 0.2 s (the machine busy) play the same match as instant ones: the
+    # exchanges and bomb windows of a round are answered in the same order, at the same times.
+    quiet = _lines(31, monkeypatch, None)
+    assert _lines(31, monkeypatch, _LoadedMachine(0.2, jitter=True)) == quiet
+    assert len(quiet) > 100
+
+
+def test_an_answer_slower_than_the_clocks_times_out_as_on_the_referee(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local, "time", _LoadedMachine(40.0, jitter=False))
+    outcome = play_match([RandomBot() for _ in range(4)], seed=3, max_rounds=1)
+    # 40 s per answer: past the 10 s decision clock, the 60 s bank soon spent: defaults taken.
+    assert sum(seat.timeouts for seat in outcome.seats) > 0
 
 
 def test_max_rounds_stops_a_match_without_a_winner() -> None:
