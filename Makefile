@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
 	$(BIN)/python bench/replay_bench.py
+	$(BIN)/python bench/proof_bench.py
 	$(BIN)/python bench/tournament_bench.py
 
 proto: $(STAMP)

@@ -96,10 +96,16 @@ class MatchResult:
     forfeiting_team: int  # -1 unless forfeit
     reason: str
     summary: dict[str, Any]  # per-seat statistics
+    # What the replay's proof rests on (README "Proofs"): the last hash of its chain, the
+    # referee's signature of it (hex; "" if it does not sign), and the seed commitment the
+    # Welcome showed before the first deal.
+    chain_head: str = ""
+    signature: str = ""
+    seed_commitment: str = ""
 
     @classmethod
-    def from_proto(cls, msg: pb.MatchResult) -> MatchResult:
-        """The result a MatchResult message carries."""
+    def from_proto(cls, msg: pb.MatchResult, seed_commitment: str = "") -> MatchResult:
+        """The result a MatchResult message carries (and the commitment the Welcome showed)."""
         summary = json.loads(msg.summary_json) if msg.summary_json else {}
         return cls(
             match_id=msg.match_id,
@@ -109,6 +115,9 @@ class MatchResult:
             forfeiting_team=msg.forfeiting_team,
             reason=msg.reason,
             summary=summary if isinstance(summary, dict) else {"summary": summary},
+            chain_head=msg.chain_head,
+            signature=msg.signature,
+            seed_commitment=seed_commitment,
         )
 
 
@@ -129,6 +138,7 @@ class _Session:
         # None until the Welcome. Events up to snapshot_version are in the Snapshot already.
         self.obs: Observation | None = None
         self.snapshot_version = -1
+        self.seed_commitment = ""  # as the Welcome shows it
         self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
         self.state_version = 0
         self.cancelled: set[int] = set()
@@ -198,7 +208,7 @@ class _Session:
             assert isinstance(message, pb.RefereeMessage)
             kind = message.WhichOneof("kind")
             if kind == "result":
-                result = MatchResult.from_proto(message.result)
+                result = MatchResult.from_proto(message.result, self.seed_commitment)
                 self._log.info("match_finished", winner=result.winner, scores=list(result.scores))
                 return result
             try:
@@ -227,6 +237,7 @@ class _Session:
 
     def _welcome(self, welcome: pb.Welcome) -> None:
         self.welcomed = self.ever_welcomed = True
+        self.seed_commitment = welcome.seed_commitment
         config = config_from_proto(welcome.rules)
         if self.obs is None or self.obs.seat != welcome.seat:
             self.obs = before_first_deal(welcome.seat, config)

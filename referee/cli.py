@@ -1,4 +1,4 @@
-"""The `tichu` command line: demo, serve, bot, rules, replay, tournament.
+"""The `tichu` command line: demo, serve, bot, rules, replay, tournament, keygen.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
 to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
     replay = sub.add_parser("replay", help="verify, show or make a web page of a replay")
     tournament = sub.add_parser("tournament", help="run, resume or report a tournament between bots")
+    keygen = sub.add_parser(
+        "keygen", help="an Ed25519 key pair to sign replays with (tichu serve --signing-key)"
+    )
     # Importing grpc is slow: each command imports only what it needs.
     if argv is None:
         argv = sys.argv[1:]
@@ -70,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.replay.cli import add_replay_arguments
 
         add_replay_arguments(replay)
+    elif command == "keygen":
+        from referee.replay.signing import add_keygen_arguments
+
+        add_keygen_arguments(keygen)
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.local:
@@ -95,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.replay.cli import run_replay
 
         return run_replay(args)
+    if args.command == "keygen":
+        from referee.replay.signing import run_keygen
+
+        return run_keygen(args)
     return 2
 
 

@@ -11,17 +11,21 @@ import asyncio
 import os
 import secrets
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
 import grpc
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from referee import log
 from referee.match import ClockSettings, MatchResult
-from referee.match.moves import ReplayMismatchError, rerun
+from referee.match.moves import ReplayMismatchError
 from referee.replay import ReplayFormatError, read_replay
+from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.text import summary_table
+from referee.replay.verify import verify
 from referee.server.serve import start_server
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -40,13 +44,23 @@ MATCH_TIMEOUT_S = 900.0
 DEMO_CLOCK = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=2_000, max_violations=20)
 
 
-async def _play(seed: str, out: TextIO) -> int:
+async def _play(seed: str, out: TextIO, keys: Path) -> int:
     organiser = secrets.token_urlsafe(24)
     match_id = f"demo-{int(time.time())}-{secrets.token_hex(3)}"
     clock = DEMO_CLOCK
+    # A key for this demo alone: the referee signs the replay with it, and the check below
+    # verifies the signature with its public half.
+    key = keys / "demo-key"
+    public_key = load_public_key(write_key_pair(key))
     # The demo's referee writes its replay but resumes nothing: each demo is one fresh match.
     running = await start_server(
-        "127.0.0.1:0", organiser, insecure=True, defaults=clock, replay_dir=REPLAY_DIR, resume=False
+        "127.0.0.1:0",
+        organiser,
+        insecure=True,
+        defaults=clock,
+        replay_dir=REPLAY_DIR,
+        resume=False,
+        signing_key=key,
     )
     processes: list[asyncio.subprocess.Process] = []
     try:
@@ -58,7 +72,11 @@ async def _play(seed: str, out: TextIO) -> int:
                 ),
                 metadata=(("authorization", f"Bearer {organiser}"),),
             )
-        print(f"Referee on {running.address}; match {created.match_id}, seed {seed}", file=out)
+        commitment = created.seed_commitment[:16]
+        print(
+            f"Referee on {running.address}; match {created.match_id}, seed {seed} (committed: {commitment})",
+            file=out,
+        )
         replay_path = running.service.replay_paths[created.match_id]
         print(f"Replay: {replay_path}", file=out)
         for seat, ((spec, name), token) in enumerate(zip(BOTS, created.seat_tokens, strict=True)):
@@ -83,7 +101,7 @@ async def _play(seed: str, out: TextIO) -> int:
         elapsed = time.monotonic() - started
         codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in processes)), 60)
         status = _report(table.result, elapsed, codes, out)
-        return max(status, _verify(replay_path, out))
+        return max(status, _verify(replay_path, public_key, out))
     finally:
         for process in processes:
             if process.returncode is None:
@@ -91,17 +109,19 @@ async def _play(seed: str, out: TextIO) -> int:
         await running.stop()
 
 
-def _verify(path: Path, out: TextIO) -> int:
-    """Re-run the replay just written through the engine, as `tichu replay verify` does."""
+def _verify(path: Path, public_key: Ed25519PublicKey, out: TextIO) -> int:
+    """Check the replay just written as `tichu replay verify --public-key` does: its chain, the
+    signature, the seed against its commitment, and every move through the engine."""
     try:
-        replay = read_replay(path)
-        run = rerun(replay.header, replay.records)
+        run = verify(read_replay(path), public_key).run
     except (ReplayFormatError, ReplayMismatchError) as error:
         print(f"Replay {path} does NOT verify: {error}", file=out)
         return 1
+    assert run is not None  # a finished match's replay, whole
     size_kb = path.stat().st_size / 1024
     moves, events = run.moves, len(run.events)
-    print(f"Replay verified: {moves} moves, {events} events, {size_kb:.0f} KB ({path})", file=out)
+    signed = f"signed by key {fingerprint(public_key)}"
+    print(f"Replay verified: {moves} moves, {events} events, {signed}, {size_kb:.0f} KB ({path})", file=out)
     return 0
 
 
@@ -128,4 +148,5 @@ def run_match_demo(seed: str | None = None, out: TextIO | None = None) -> int:
     # Per-decision logs would drown the report; TICHU_LOG_LEVEL=info shows them.
     log.configure(level=os.environ.get(log.LEVEL_ENV, "warning"))
     chosen = seed or os.environ.get(SEED_ENV) or DEFAULT_SEED
-    return asyncio.run(_play(chosen, out or sys.stdout))
+    with tempfile.TemporaryDirectory(prefix="tichu-demo-key-") as keys:
+        return asyncio.run(_play(chosen, out or sys.stdout, Path(keys)))

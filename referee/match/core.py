@@ -6,9 +6,9 @@ write, lines to log, the end). Time is an argument: `now` is a monotonic clock i
 `next_deadline()` says when the match next needs a Tick. The match owns the rules State, the
 seats, the clocks (limit, bank, grace, window end), the bomb windows and their arbitration,
 stale, late and unknown answers, violations and forfeits, heartbeats, reconnect grace, the start
-timeout, flood limits, the spectators' delay and the statistics. It asks `referee.rules` every
-rule question: this module only decides who is asked what, when, and what happens when nobody
-answers.
+timeout, flood limits, the spectators' delay, the statistics and the replay's hash chain. It asks
+`referee.rules` every rule question: this module decides who is asked what, when, and what
+happens when nobody answers.
 
 Inputs are taken one at a time, in the order given, each after the deadlines that passed before
 it arrived: two racing messages are resolved here, the same way every time.
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from referee.match.clock import ClockSettings, iso_time, ms
+from referee.match.clock import iso_time, ms
 from referee.match.messages import (
     Accepted,
     Cancelled,
@@ -61,6 +61,7 @@ from referee.match.messages import (
     Write,
 )
 from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window
+from referee.match.proof import Chain, SeedSecret, Signer, new_header
 from referee.match.records import (
     PROTOCOL_VERSION,
     Abandoned,
@@ -74,7 +75,6 @@ from referee.match.records import (
     RejectionRecord,
     ResultRecord,
     ResumeRecord,
-    SeatName,
     SeatStart,
     SeatSummary,
     Start,
@@ -100,7 +100,6 @@ from referee.rules import (
     Event,
     IllegalActionError,
     Phase,
-    RulesConfig,
     RulesError,
     State,
     apply,
@@ -120,17 +119,32 @@ class Match:
 
     `header` says what the match is (make it with `Match.header_for`); `now` is the monotonic time
     of its creation and `wall` the calendar time then (seconds since the epoch), from which the
-    replay's timestamps are made.
+    replay's timestamps are made. A format-2 header needs the `secret` it commits to; `sign`
+    signs the chain's head at the end; `head` continues a resumed replay's chain.
     """
 
-    def __init__(self, header: Header, *, now: float, wall: float, _resumed: Rerun | None = None) -> None:
+    def __init__(
+        self,
+        header: Header,
+        *,
+        now: float,
+        wall: float,
+        secret: SeedSecret | None = None,
+        sign: Signer | None = None,
+        head: str | None = None,
+        _resumed: Rerun | None = None,
+    ) -> None:
+        if header.chained and (secret is None or secret.commitment != header.seed_commitment):
+            raise ValueError("a tichu-replay/2 match needs the seed and salt its header commits to")
         self.header = header
+        self.secret = secret  # the seed and salt: the referee's alone until the reveal
+        self._sign = sign
+        self._chain = Chain(header.chained, head)
         self.match_id = header.match_id
         self.clock = header.clock
-        self.watch_delay_events = header.watch_delay_events
         self._wall_offset = wall - now
         self._out: list[Output] = []
-        state, events = initial_state(header)
+        state, events = initial_state(header, None if secret is None else secret.seed)
         self.state: State = state
         self.config = state.config
         self.players = self.config.players
@@ -150,37 +164,35 @@ class Match:
         self._initial_events = events
         self._resumed = False
         if _resumed is None:
-            self._out.append(Write(replace(header, t_ms=self._rel_ms(now))))
+            first = replace(header, t_ms=self._rel_ms(now))
+            self._out.append(Write(first, self._chain.link(first.to_json())))
         else:
             self._restore(_resumed, now)
         self._due_at = self._next_due_at()
 
     # ---------------------------------------------------------------------------- making one
 
-    @staticmethod
-    def header_for(
-        match_id: str,
-        config: RulesConfig,
-        *,
-        clock: ClockSettings,
-        seed: int | str,
-        bot_names: Sequence[str] = (),
-        watch_delay_events: int = 0,
-        initial_state: State | None = None,
-        wall: float,
-    ) -> Header:
-        """The header of a new match (a given `initial_state` brings its own rules, not `config`)."""
-        if initial_state is not None:
-            config = initial_state.config
-        names = tuple(SeatName(s, bot_names[s] if s < len(bot_names) else "") for s in range(config.players))
-        return Header(match_id, iso_time(wall), config, seed, clock, names, watch_delay_events, initial_state)
+    header_for = staticmethod(new_header)
 
     @classmethod
-    def resume(cls, header: Header, records: Sequence[Record], *, now: float, wall: float) -> Match:
+    def resume(
+        cls,
+        header: Header,
+        records: Sequence[Record],
+        *,
+        now: float,
+        wall: float,
+        secret: SeedSecret | None = None,
+        sign: Signer | None = None,
+        head: str | None = None,
+    ) -> Match:
         """The match of an unfinished replay, as it stood after its last record (ReplayMismatchError
-        if the replay does not re-run). Its seats reconnect; play goes on once every seat is back,
+        if the replay does not re-run); a format-2 one needs its seed's `secret` and the chain's
+        `head` (its last line's h). Its seats reconnect; play goes on once every seat is back,
         with new requests and fresh clocks for the decisions still owed."""
-        return cls(header, now=now, wall=wall, _resumed=rerun(header, records, check_result=False))
+        seed = None if secret is None else secret.seed
+        run = rerun(header, records, check_result=False, seed=seed)
+        return cls(header, now=now, wall=wall, secret=secret, sign=sign, head=head, _resumed=run)
 
     def _restore(self, run: Rerun, now: float) -> None:
         """Take over an unfinished replay's game: its state, counts, logs, request ids, times."""
@@ -228,7 +240,9 @@ class Match:
     def handle(self, item: Input, now: float) -> list[Output]:
         """Take one input at `now`: the deadlines that passed before it first, then the input,
         then the deadlines due now. The outputs, in the order they were made."""
-        if isinstance(item, Delivered):
+        if isinstance(item, Connect) and not 0 <= item.seat < self.players:
+            self._out.append(Refused(item.stream, f"there is no seat {item.seat}"))
+        elif isinstance(item, Delivered):
             # Only moves a clock forward: nothing falls due because of it.
             stream = self._stream_of(item.stream)
             if stream is not None and self._requests.delivered(stream.seat, item.request_id, now):
@@ -261,18 +275,16 @@ class Match:
             self._received(item, now)
         elif isinstance(item, Connect):
             self._connect(item, now)
-        elif isinstance(item, Disconnect):
+        elif isinstance(item, Disconnect | End):
             stream = self._stream_of(item.stream)
-            if stream is not None:
+            if stream is not None and isinstance(item, End):
+                self._close(stream, item.code, item.details)
+            elif stream is not None:
                 self._disconnected(stream, "stream ended", now)
         elif isinstance(item, Drop):
             slot = self._seats[item.seat] if 0 <= item.seat < self.players else None
             if slot is not None and slot.stream is not None:
                 self._close(slot.stream, "UNAVAILABLE", item.details)
-        elif isinstance(item, End):
-            stream = self._stream_of(item.stream)
-            if stream is not None:
-                self._close(stream, item.code, item.details)
         elif isinstance(item, Stop):
             self._stop(item.reason)
         # A Tick brings only the time.
@@ -307,7 +319,7 @@ class Match:
         log = self.public_log
         if self._is_over():
             return log, len(log)
-        return log, max(0, len(log) - self.watch_delay_events)
+        return log, max(0, len(log) - self.header.watch_delay_events)
 
     # ---------------------------------------------------------------------------- outputs
 
@@ -319,7 +331,7 @@ class Match:
 
     def _write(self, record: Record) -> None:
         self.tally.add(record)
-        self._out.append(Write(record))
+        self._out.append(Write(record, self._chain.link(record.to_json())))
 
     def _note(self, level: str, event: str, **fields: Any) -> None:
         self._out.append(Note(level, event, fields))
@@ -498,9 +510,6 @@ class Match:
         return None
 
     def _connect(self, item: Connect, now: float) -> None:
-        if not 0 <= item.seat < self.players:
-            self._out.append(Refused(item.stream, f"there is no seat {item.seat}"))
-            return
         slot = self._seats[item.seat]
         if slot.stream is not None:
             self._out.append(Refused(item.stream, f"seat {item.seat} is already connected"))
@@ -528,9 +537,6 @@ class Match:
 
     def _late_connection(self, item: Connect) -> None:
         """A stream opened after the match ended: the final picture and the result, then the end."""
-        if not 0 <= item.seat < self.players:
-            self._out.append(Refused(item.stream, f"there is no seat {item.seat}"))
-            return
         self._out.append(Accepted(item.stream))
         self._out.append(Send(item.stream, self._welcome(item.seat)))
         self._out.append(Send(item.stream, Snapshot(self.state_version, observe(self.state, item.seat), ())))
@@ -556,7 +562,8 @@ class Match:
 
     def _welcome(self, seat: int) -> Welcome:
         info = self.seat_info()
-        return Welcome(self.match_id, seat, team_of(seat), self.config, self.clock, info, PROTOCOL_VERSION)
+        team, commitment = team_of(seat), self.header.seed_commitment
+        return Welcome(self.match_id, seat, team, self.config, self.clock, info, PROTOCOL_VERSION, commitment)
 
     def _snapshot(self, seat: int, now: float) -> Snapshot:
         """The seat's complete view and its open request, its clocks brought up to date."""
@@ -569,7 +576,8 @@ class Match:
         if self._resumed:
             self._note("info", "match_resumed", state_version=self.state_version)
         else:
-            self._note("info", "match_started", seed=str(self.header.seed), players=self.players)
+            commitment = self.header.seed_commitment  # not the seed: format 2 keeps it secret
+            self._note("info", "match_started", players=self.players, seed_commitment=commitment)
             seats = tuple(SeatStart(s.seat, s.bot_name, s.bot_version) for s in self._seats)
             self._write(Start(self._iso(now), seats, self._rel_ms(now)))
             # The deal's events describe state version 0, the state new_game returned.
@@ -849,11 +857,10 @@ class Match:
         if self.status == "running" and self.state.is_over:
             winner = self.state.winner
             totals = self.state.scores
-            reason = (
-                "draw"
-                if winner is None
-                else f"team {'AB'[winner]} won {totals[winner]} to {totals[1 - winner]}"
+            won = (
+                "" if winner is None else f"team {'AB'[winner]} won {totals[winner]} to {totals[1 - winner]}"
             )
+            reason = won or "draw"
             self._finish(now, winner=-1 if winner is None else winner, forfeiting_team=-1, reason=reason)
 
     def _finish(
@@ -866,10 +873,6 @@ class Match:
         state = self.state
         scores = (state.scores[0], state.scores[1])
         rounds, hands = state.round + 1, len(state.history)
-        result = MatchResult(
-            self.match_id, winner, scores, forfeiting_team, reason, rounds, hands, self.state_version, summary
-        )
-        self.result = result
         forfeit = forfeiting_team >= 0
         self._note(
             "info", "match_finished", winner=winner, scores=list(scores), forfeit=forfeit, reason=reason
@@ -878,7 +881,14 @@ class Match:
         record = ResultRecord(
             winner, scores, forfeiting_team, reason, finished_at, rounds, summary, tuple(absent), t_ms
         )
-        self._write(record)
+        lines, signature = self._chain.close(record, self.secret, self._sign)
+        for line, h in lines:
+            self.tally.add(line)
+            self._out.append(Write(line, h))
+        head = self._chain.head or "" if self._chain.chained else ""
+        counts = (rounds, hands, self.state_version, summary)
+        result = MatchResult(self.match_id, winner, scores, forfeiting_team, reason, *counts, head, signature)
+        self.result = result
         for slot in self._seats:
             if slot.stream is not None:
                 self._send(slot, ResultMessage(result))

@@ -174,6 +174,7 @@ class Welcome:
     clock: ClockSettings
     seats: tuple[SeatInfo, ...]
     protocol_version: int
+    seed_commitment: str = ""  # format 2: what the deals will be checked against
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +255,8 @@ class MatchResult:
     hands: int  # rounds played to the end and scored
     state_version: int
     summary: tuple[SeatSummary, ...]
+    chain_head: str = ""  # format 2: the replay's last h, which the signature signs
+    signature: str = ""  # the referee's Ed25519 signature of it (hex), if it signs
 
     @property
     def forfeit(self) -> bool:
@@ -336,9 +339,10 @@ class Close:
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """Append a line to the replay (the header, then records)."""
+    """Append a line to the replay (the header, then records), with its h (format 2; else "")."""
 
     record: Line
+    h: str = ""
 
 
 @dataclass(frozen=True, slots=True)

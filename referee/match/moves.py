@@ -22,11 +22,14 @@ from referee.match.records import (
     Header,
     Move,
     Record,
+    RedactedRecord,
     RejectionRecord,
     ResultRecord,
+    RevealRecord,
     Start,
     ViolationRecord,
     WindowRecord,
+    seed_commitment,
 )
 from referee.match.tally import Tally
 from referee.rules import (
@@ -87,11 +90,36 @@ def apply_move(state: State, move: Move) -> tuple[State, list[Event]]:
     return apply(state, move.seat, move.action)
 
 
-def initial_state(header: Header) -> tuple[State, list[Event]]:
-    """The game a replay starts from: its given position, or a new game from config and seed."""
+class SeedHiddenError(Exception):
+    """A tichu-replay/2 replay whose seed is not revealed (yet): its deals cannot be re-made."""
+
+
+def initial_state(header: Header, seed: int | str | None = None) -> tuple[State, list[Event]]:
+    """The game a replay starts from: its given position, or a new game from its config and seed
+    (the header's in format 1; in format 2 `seed`, as the reveal record or the referee gives it)."""
     if header.initial_state is not None:
         return header.initial_state, []
-    return new_game(header.config, header.seed)
+    chosen = header.seed if seed is None else seed
+    if chosen is None:
+        raise SeedHiddenError(
+            f"match {header.match_id}: the seed is not revealed, so the deals cannot be made"
+        )
+    return new_game(header.config, chosen)
+
+
+def revealed_seed(header: Header, records: Sequence[Record]) -> int | str | None:
+    """The seed a format-2 replay reveals (ReplayMismatchError if it is not the one the header
+    committed to), the header's own in format 1, or None while it is not revealed."""
+    if not header.chained:
+        return header.seed
+    for index, record in enumerate(records):
+        if isinstance(record, RevealRecord):
+            if seed_commitment(record.seed, record.salt) != header.seed_commitment:
+                raise ReplayMismatchError(
+                    index + 2, "the seed and salt revealed are not what the header committed to"
+                )
+            return record.seed
+    return None
 
 
 def forfeits(header: Header, violation: ViolationRecord) -> bool:
@@ -128,19 +156,29 @@ class _Checker:
     """Re-runs records one by one (see rerun)."""
 
     def __init__(
-        self, header: Header, check_result: bool, on_move: Callable[[int, Move, State], None] | None
+        self,
+        header: Header,
+        seed: int | str | None,
+        check_result: bool,
+        on_move: Callable[[int, Move, State], None] | None,
     ):
         self.header = header
         self.check_result = check_result
         self.on_move = on_move
-        state, self.deal_events = initial_state(header)
+        state, self.deal_events = initial_state(header, seed)
         self.run = Rerun(state, Tally(state.config.players, [s.bot_name for s in header.seats]))
         self.pending: deque[Expected] = deque()
+        self.ended = False  # a result was re-run: nothing may follow it
         # Seats whose window request timed out at a state version: their answer must be decline.
         self.silent: dict[int, set[int]] = {}
 
     def record(self, record: Record, line: int) -> None:
         run = self.run
+        if self.ended:
+            raise ReplayMismatchError(line, "a line after the result: the match was over")
+        if isinstance(record, RedactedRecord):
+            raise ReplayMismatchError(line, "a withheld record: a redacted view's moves cannot be re-run")
+        self.ended = isinstance(record, ResultRecord)
         run.last_t_ms = float(record.t_ms)
         if isinstance(record, (DecisionRecord, ViolationRecord, RejectionRecord)):
             run.max_request_id = max(run.max_request_id, record.request_id)
@@ -298,11 +336,15 @@ def rerun(
     *,
     check_result: bool = True,
     on_move: Callable[[int, Move, State], None] | None = None,
+    seed: int | str | None = None,
 ) -> Rerun:
     """Re-run every move of a replay and check every event; ReplayMismatchError at the first
     difference. Line numbers count the header as line 1. `on_move(line, move, state_after)` sees
-    each move as it is replayed."""
-    checker = _Checker(header, check_result, on_move)
+    each move as it is replayed. A format-2 replay is re-run from the seed it reveals (checked
+    against its commitment), or from `seed` (a resuming referee's); SeedHiddenError if neither."""
+    if seed is None:
+        seed = revealed_seed(header, records)
+    checker = _Checker(header, seed, check_result, on_move)
     for index, record in enumerate(records):
         checker.record(record, index + 2)
     finished = bool(records) and isinstance(records[-1], ResultRecord)
@@ -316,10 +358,12 @@ def rerun(
 __all__ = [
     "ReplayMismatchError",
     "Rerun",
+    "SeedHiddenError",
     "WindowOutcome",
     "apply_move",
     "forfeits",
     "initial_state",
     "rerun",
     "resolve_window",
+    "revealed_seed",
 ]

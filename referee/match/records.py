@@ -1,4 +1,4 @@
-"""The replay schema, `tichu-replay/1`: one frozen dataclass per record kind, and its JSON form.
+"""The replay schema: one frozen dataclass per record kind, its JSON form, and the hash chain.
 
 A replay is a header and then records in order, one JSON object per line. The match core makes
 these values; the writer turns them into lines with `to_json`, and every reader (verify, show,
@@ -7,15 +7,41 @@ module reads a record by string key. `to_json` gives the keys in the order the r
 written them, so a replay's line is the same whichever release wrote it; `record_from_json` reads
 every replay an earlier release wrote (a field added since takes its default) and raises
 RecordError, naming the field, for anything else.
+
+Format 2 (`tichu-replay/2`, what the referee writes now) adds a proof: the header commits to the
+seed instead of showing it (`seed_commitment = SHA-256(JSON of the seed || salt)`), a `reveal`
+record gives seed and salt at the end, and every line carries `h`, a SHA-256 chain over the
+canonical JSON of the lines (`line_hash`): the header's starts it, the result's is the head, which
+the referee may sign. Format 1 has no chain and shows the seed; it reads and verifies as before.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from referee.match.clock import ClockSettings
+from referee.match.fields import (
+    RecordError,
+    read_action,
+    read_bool,
+    read_decision_kind,
+    read_int,
+    read_list,
+    read_num,
+    read_object,
+    read_opt_num,
+    read_opt_seat,
+    read_seat,
+    read_seat_map,
+    read_seats,
+    read_str,
+    read_t_ms,
+)
+from referee.match.summary import SeatSummary
 from referee.rules import (
     Action,
     CallTichu,
@@ -31,114 +57,51 @@ from referee.rules import (
     state_to_json,
 )
 
-FORMAT = "tichu-replay/1"
+FORMAT_1 = "tichu-replay/1"  # no chain, the seed in the header
+FORMAT = "tichu-replay/2"
+FORMATS = (FORMAT_1, FORMAT)
+# Keys a line's hash does not cover: the hash itself, and the signature of the head.
+UNHASHED = frozenset({"h", "signature"})
+SALT_BYTES = 32
 CALL_TICHU = CallTichu()
 # The wire protocol this referee speaks (Hello.protocol_version, Welcome, the replay header).
 PROTOCOL_VERSION = 1
 
 Json = dict[str, Any]
-T = TypeVar("T")
 
 
-class RecordError(ValueError):
-    """A JSON object that is not a record of this schema; the message names the field."""
+# ----------------------------------------------------------------------------------- the chain
 
 
-# ----------------------------------------------------------------------------------- reading
+def canonical_json(value: Any) -> bytes:
+    """The one byte form that is hashed: JSON with sorted keys, no spaces, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _get(data: Mapping[str, Any], key: str, kind: type[T] | tuple[type, ...], what: str) -> Any:
-    if key not in data:
-        raise RecordError(f"a {data.get('kind')} record needs {key!r}")
-    value = data[key]
-    # bool is an int in Python; a flag is never a count and a count never a flag.
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
-        raise RecordError(f"{data.get('kind')} record: {key!r} must be {what}, not {value!r}")
+def line_hash(previous: str | None, line: Mapping[str, Any]) -> str:
+    """A line's `h`: SHA-256 of the previous line's h (as bytes; none for the header) and the
+    line's canonical JSON without its h and signature, in hex."""
+    content = canonical_json({key: value for key, value in line.items() if key not in UNHASHED})
+    chained = b"" if previous is None else bytes.fromhex(previous)
+    return hashlib.sha256(chained + content).hexdigest()
+
+
+def seed_commitment(seed: int | str, salt: str) -> str:
+    """SHA-256 of the seed's JSON (so 7 and "7", which deal differently, differ) and the salt's
+    bytes (`salt` in hex), in hex: what a header publishes instead of the seed."""
+    return hashlib.sha256(canonical_json(seed) + bytes.fromhex(salt)).hexdigest()
+
+
+def head_message(head: str) -> bytes:
+    """The bytes a referee signs: a label for this use, then the chain's head (the result's h)."""
+    return b"tichu-replay/2 head\n" + bytes.fromhex(head)
+
+
+def _hex_digest(data: Mapping[str, Any], key: str, kind: str) -> str:
+    value = read_str(data, key)
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise RecordError(f"{kind}: {key!r} must be 64 lowercase hex digits")
     return value
-
-
-def _int(data: Mapping[str, Any], key: str) -> int:
-    value: int = _get(data, key, int, "a whole number")
-    return value
-
-
-def _seat(data: Mapping[str, Any], key: str = "seat") -> int:
-    value = _int(data, key)
-    if not 0 <= value < 6:
-        raise RecordError(f"{data.get('kind')} record: {key!r} must be a seat 0..5, not {value}")
-    return value
-
-
-def _opt_seat(data: Mapping[str, Any], key: str) -> int | None:
-    if data.get(key) is None:
-        return None
-    return _seat(data, key)
-
-
-def _num(data: Mapping[str, Any], key: str) -> float:
-    value: float = _get(data, key, (int, float), "a number")
-    return value
-
-
-def _opt_num(data: Mapping[str, Any], key: str) -> float | None:
-    return None if data.get(key) is None else _num(data, key)
-
-
-def _str(data: Mapping[str, Any], key: str) -> str:
-    value: str = _get(data, key, str, "a string")
-    return value
-
-
-def _bool(data: Mapping[str, Any], key: str) -> bool:
-    value: bool = _get(data, key, bool, "true or false")
-    return value
-
-
-def _list(data: Mapping[str, Any], key: str) -> list[Any]:
-    value: list[Any] = _get(data, key, list, "a list")
-    return value
-
-
-def _object(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value: dict[str, Any] = _get(data, key, dict, "an object")
-    return value
-
-
-def _t_ms(data: Mapping[str, Any]) -> float:
-    # Every record has one; a line hand-written without it reads as at the start.
-    return 0.0 if "t_ms" not in data else _num(data, "t_ms")
-
-
-def _action(data: Mapping[str, Any], key: str) -> Action:
-    text = _str(data, key)
-    try:
-        return parse_action(text)
-    except RulesError as error:
-        raise RecordError(f"{data.get('kind')} record: {key!r} is not an action ({error})") from None
-
-
-def _decision_kind(data: Mapping[str, Any]) -> DecisionKind:
-    text = _str(data, "decision")
-    try:
-        return DecisionKind(text)
-    except ValueError:
-        raise RecordError(f"{data.get('kind')} record: unknown decision kind {text!r}") from None
-
-
-def _seat_map(data: Mapping[str, Any], key: str) -> list[tuple[int, Any]]:
-    """An object keyed by seat numbers ("0".."5"), in the order written."""
-    pairs = []
-    for seat_key, value in _object(data, key).items():
-        if not (isinstance(seat_key, str) and seat_key.isdigit() and int(seat_key) < 6):
-            raise RecordError(f"{data.get('kind')} record: {key!r} is keyed by seats, not {seat_key!r}")
-        pairs.append((int(seat_key), value))
-    return pairs
-
-
-def _seats(values: Sequence[Any], key: str, kind: str) -> tuple[int, ...]:
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 6 for v in values):
-        raise RecordError(f"{kind} record: {key!r} must list seats 0..5, not {list(values)!r}")
-    return tuple(values)
 
 
 # ----------------------------------------------------------------------------------- records
@@ -154,59 +117,88 @@ class SeatName:
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    """The first line: what the match is (rules, clocks, seats) and how it starts."""
+    """The first line: what the match is (rules, clocks, seats) and how it starts.
+
+    Format 2 shows `seed_commitment` and `sealed_seed` (the seed and salt, encrypted for the
+    referee that wrote it, which needs them to resume the match) and no seed; format 1 shows
+    the seed.
+    """
 
     kind: ClassVar[str] = "header"
     match_id: str
     created_at: str
     config: RulesConfig
-    seed: int | str
+    seed: int | str | None  # None in format 2: the reveal record holds it
     clock: ClockSettings
     seats: tuple[SeatName, ...]
     watch_delay_events: int = 0
     initial_state: State | None = None  # a given position instead of a deal
     protocol_version: int = PROTOCOL_VERSION
     format: str = FORMAT
+    seed_commitment: str = ""
+    sealed_seed: str = ""
     t_ms: float = 0.0
+
+    @property
+    def chained(self) -> bool:
+        """Whether this replay's lines carry the hash chain (format 2)."""
+        return self.format != FORMAT_1
 
     def to_json(self) -> Json:
         """The JSON form, keys in the order the referee writes them."""
-        return {
+        out: Json = {
             "kind": self.kind,
             "format": self.format,
             "match_id": self.match_id,
             "created_at": self.created_at,
             "config": self.config.to_json(),
-            "seed": self.seed,
-            "clock": self.clock.to_json(),
-            "seats": [{"seat": s.seat, "bot_name": s.bot_name} for s in self.seats],
-            "watch_delay_events": self.watch_delay_events,
-            "initial_state": None if self.initial_state is None else state_to_json(self.initial_state),
-            "protocol_version": self.protocol_version,
-            "t_ms": self.t_ms,
         }
+        if self.chained:
+            out["seed_commitment"] = self.seed_commitment
+            out["sealed_seed"] = self.sealed_seed
+        else:
+            out["seed"] = self.seed
+        out.update(
+            {
+                "clock": self.clock.to_json(),
+                "seats": [{"seat": s.seat, "bot_name": s.bot_name} for s in self.seats],
+                "watch_delay_events": self.watch_delay_events,
+                "initial_state": None if self.initial_state is None else state_to_json(self.initial_state),
+                "protocol_version": self.protocol_version,
+                "t_ms": self.t_ms,
+            }
+        )
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Header:
-        """The header from its JSON form."""
-        if data.get("format") != FORMAT:
-            raise RecordError(f"expected a {FORMAT} header, found {data.get('format', data.get('kind'))!r}")
+        """The header from its JSON form (either format)."""
+        form = data.get("format")
+        if form not in FORMATS:
+            raise RecordError(f"expected a {FORMAT} or {FORMAT_1} header, found {form or data.get('kind')!r}")
         try:
-            config = RulesConfig.from_json(_object(data, "config"))
+            config = RulesConfig.from_json(read_object(data, "config"))
             state_json = data.get("initial_state")
             initial = None if state_json is None else state_from_json(state_json)
         except RulesError as error:
             raise RecordError(f"header: {error}") from None
         seed = data.get("seed")
-        if not isinstance(seed, (int, str)) or isinstance(seed, bool):
-            raise RecordError(f"header: 'seed' must be a number or a string, not {seed!r}")
+        commitment = sealed = ""
+        if form == FORMAT_1:
+            if not isinstance(seed, (int, str)) or isinstance(seed, bool):
+                raise RecordError(f"header: 'seed' must be a number or a string, not {seed!r}")
+        else:
+            if "seed" in data:
+                raise RecordError("header: a tichu-replay/2 header commits to its seed and does not show it")
+            commitment = _hex_digest(data, "seed_commitment", "header")
+            sealed = str(data.get("sealed_seed") or "")
         seats = []
-        for entry in _list(data, "seats"):
+        for entry in read_list(data, "seats"):
             if not isinstance(entry, dict):
                 raise RecordError("header: each of 'seats' is an object with 'seat' and 'bot_name'")
-            seats.append(SeatName(_seat(entry, "seat"), str(entry.get("bot_name") or "")))
+            seats.append(SeatName(read_seat(entry, "seat"), str(entry.get("bot_name") or "")))
         return cls(
-            match_id=_str(data, "match_id"),
+            match_id=read_str(data, "match_id"),
             created_at=str(data.get("created_at", "")),
             config=config,
             seed=seed,
@@ -215,7 +207,10 @@ class Header:
             watch_delay_events=int(data.get("watch_delay_events") or 0),
             initial_state=initial,
             protocol_version=int(data.get("protocol_version") or PROTOCOL_VERSION),
-            t_ms=_t_ms(data),
+            format=str(form),
+            seed_commitment=commitment,
+            sealed_seed=sealed,
+            t_ms=read_t_ms(data),
         )
 
 
@@ -285,18 +280,18 @@ class Abandoned:
 
 
 def _connection_from_json(data: Mapping[str, Any]) -> Connected | Disconnected | Abandoned:
-    seat = _seat(data)
-    if _bool(data, "connected"):
+    seat = read_seat(data)
+    if read_bool(data, "connected"):
         return Connected(
             seat,
             bool(data.get("reconnect", False)),
             str(data.get("bot_name", "")),
             str(data.get("bot_version", "")),
-            _t_ms(data),
+            read_t_ms(data),
         )
     if data.get("abandoned"):
-        return Abandoned(seat, _t_ms(data))
-    return Disconnected(seat, str(data.get("why", "")), str(data.get("status", "")), _t_ms(data))
+        return Abandoned(seat, read_t_ms(data))
+    return Disconnected(seat, str(data.get("why", "")), str(data.get("status", "")), read_t_ms(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,15 +327,17 @@ class Start:
     def from_json(cls, data: Mapping[str, Any]) -> Start:
         """The record from its JSON form."""
         seats = []
-        for entry in _list(data, "seats"):
+        for entry in read_list(data, "seats"):
             if not isinstance(entry, dict):
                 raise RecordError("start: each of 'seats' is an object")
             seats.append(
                 SeatStart(
-                    _seat(entry, "seat"), str(entry.get("bot_name", "")), str(entry.get("bot_version", ""))
+                    read_seat(entry, "seat"),
+                    str(entry.get("bot_name", "")),
+                    str(entry.get("bot_version", "")),
                 )
             )
-        return cls(str(data.get("started_at", "")), tuple(seats), _t_ms(data))
+        return cls(str(data.get("started_at", "")), tuple(seats), read_t_ms(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,12 +370,14 @@ class EventRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EventRecord:
         """The record from its JSON form."""
-        event_json = _object(data, "event")
+        event_json = read_object(data, "event")
         try:
             event = event_from_json(event_json)
         except (RulesError, KeyError, TypeError, ValueError) as error:
             raise RecordError(f"event record: unreadable event {event_json!r} ({error})") from None
-        return cls(_int(data, "version"), _opt_seat(data, "private_to"), event, event_json, _t_ms(data))
+        return cls(
+            read_int(data, "version"), read_opt_seat(data, "private_to"), event, event_json, read_t_ms(data)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,16 +416,16 @@ class DecisionRecord:
     def from_json(cls, data: Mapping[str, Any]) -> DecisionRecord:
         """The record from its JSON form."""
         return cls(
-            _seat(data),
-            _int(data, "request_id"),
-            _decision_kind(data),
-            _int(data, "version"),
-            _action(data, "action"),
-            _num(data, "sent_ms"),
-            _num(data, "received_ms"),
-            _num(data, "time_used_ms"),
-            _int(data, "bank_left_ms"),
-            _t_ms(data),
+            read_seat(data),
+            read_int(data, "request_id"),
+            read_decision_kind(data),
+            read_int(data, "version"),
+            read_action(data, "action"),
+            read_num(data, "sent_ms"),
+            read_num(data, "received_ms"),
+            read_num(data, "time_used_ms"),
+            read_int(data, "bank_left_ms"),
+            read_t_ms(data),
         )
 
 
@@ -493,9 +492,9 @@ class WindowRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WindowRecord:
         """The record from its JSON form."""
-        call = _opt_seat(data, "call")
+        call = read_opt_seat(data, "call")
         answers = []
-        for seat, text in _seat_map(data, "answers"):
+        for seat, text in read_seat_map(data, "answers"):
             if not isinstance(text, str):
                 raise RecordError(f"window record: the answer of seat {seat} must be an action string")
             try:
@@ -508,20 +507,20 @@ class WindowRecord:
                 action = Play(action.cards_mask, action.phoenix, action.wish, action.partner, True)
             answers.append((seat, action))
         times = []
-        for seat, used in _seat_map(data, "time_ms"):
+        for seat, used in read_seat_map(data, "time_ms"):
             if not isinstance(used, (int, float)) or isinstance(used, bool):
                 raise RecordError(f"window record: the think time of seat {seat} must be a number")
             times.append((seat, used))
         return cls(
-            _int(data, "version"),
-            _seats(_list(data, "order"), "order", "window"),
+            read_int(data, "version"),
+            read_seats(read_list(data, "order"), "order", "window"),
             tuple(answers),
-            _opt_num(data, "opened_ms"),
+            read_opt_num(data, "opened_ms"),
             tuple(times),
             call,
-            _opt_seat(data, "bomb"),
-            _seats(data.get("discarded") or [], "discarded", "window"),
-            _t_ms(data),
+            read_opt_seat(data, "bomb"),
+            read_seats(data.get("discarded") or [], "discarded", "window"),
+            read_t_ms(data),
         )
 
 
@@ -550,8 +549,10 @@ class CallRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
         """The record from its JSON form."""
-        action = _action(data, "action") if "action" in data else CallTichu()
-        return cls(_seat(data), _int(data, "version"), _num(data, "received_ms"), action, _t_ms(data))
+        action = read_action(data, "action") if "action" in data else CallTichu()
+        return cls(
+            read_seat(data), read_int(data, "version"), read_num(data, "received_ms"), action, read_t_ms(data)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,14 +593,14 @@ class ViolationRecord:
     def from_json(cls, data: Mapping[str, Any]) -> ViolationRecord:
         """The record from its JSON form."""
         return cls(
-            _seat(data),
-            _int(data, "request_id"),
-            _decision_kind(data),
-            _int(data, "version"),
-            _num(data, "sent_ms"),
-            _action(data, "default"),
-            _int(data, "count"),
-            _t_ms(data),
+            read_seat(data),
+            read_int(data, "request_id"),
+            read_decision_kind(data),
+            read_int(data, "version"),
+            read_num(data, "sent_ms"),
+            read_action(data, "default"),
+            read_int(data, "count"),
+            read_t_ms(data),
         )
 
 
@@ -631,12 +632,12 @@ class RejectionRecord:
     def from_json(cls, data: Mapping[str, Any]) -> RejectionRecord:
         """The record from its JSON form."""
         return cls(
-            _seat(data),
-            _str(data, "reason"),
+            read_seat(data),
+            read_str(data, "reason"),
             str(data.get("rule") or ""),
             str(data.get("message", "")),
             int(data.get("request_id") or 0),
-            _t_ms(data),
+            read_t_ms(data),
         )
 
 
@@ -656,78 +657,53 @@ class ResumeRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResumeRecord:
         """The record from its JSON form."""
-        return cls(_int(data, "version"), str(data.get("resumed_at", "")), _t_ms(data))
-
-
-# The per-seat statistics of a summary, in the order they are written; each is a whole number
-# but the think times.
-SUMMARY_COUNTS = (
-    "decisions",
-    "think_ms_p50",
-    "think_ms_p99",
-    "timeouts",
-    "rejections",
-    "tichu_calls",
-    "tichu_won",
-    "grand_tichu_calls",
-    "grand_tichu_won",
-    "bombs_played",
-    "points_won",
-    "reconnections",
-)
+        return cls(read_int(data, "version"), str(data.get("resumed_at", "")), read_t_ms(data))
 
 
 @dataclass(frozen=True, slots=True)
-class SeatSummary:
-    """One seat's line of a match summary (the MatchResult's summary_json and the result record)."""
+class RevealRecord:
+    """The seed and salt the header committed to (format 2), written just before the result: a
+    view published while other tables still play the same deal can withhold it."""
 
-    seat: int
-    bot_name: str
-    bot_version: str
-    decisions: int
-    think_ms_p50: float
-    think_ms_p99: float
-    timeouts: int
-    rejections: int
-    tichu_calls: int
-    tichu_won: int
-    grand_tichu_calls: int
-    grand_tichu_won: int
-    bombs_played: int
-    points_won: int
-    reconnections: int
-    # Kept by the live referee only: not re-derived from the records (a flood would swamp them).
-    rate_limited: int | None = None
-    bank_left_ms: int | None = None
-
-    def counts(self) -> dict[str, float]:
-        """The statistics that the records determine, by name (what verification recounts)."""
-        return {name: getattr(self, name) for name in SUMMARY_COUNTS}
+    kind: ClassVar[str] = "reveal"
+    seed: int | str
+    salt: str  # hex
+    t_ms: float = 0.0
 
     def to_json(self) -> Json:
         """The JSON form."""
-        out: Json = {"seat": self.seat, "bot_name": self.bot_name, "bot_version": self.bot_version}
-        out.update(self.counts())
-        if self.rate_limited is not None:
-            out["rate_limited"] = self.rate_limited
-        if self.bank_left_ms is not None:
-            out["bank_left_ms"] = self.bank_left_ms
-        return out
+        return {"kind": self.kind, "seed": self.seed, "salt": self.salt, "t_ms": self.t_ms}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SeatSummary:
-        """A summary line from its JSON form."""
-        counts = {name: _num(data, name) for name in SUMMARY_COUNTS}
-        extras = {
-            name: int(data[name]) for name in ("rate_limited", "bank_left_ms") if data.get(name) is not None
-        }
-        return cls(
-            seat=_seat(data),
-            bot_name=str(data.get("bot_name") or ""),
-            bot_version=str(data.get("bot_version") or ""),
-            **counts,  # type: ignore[arg-type]
-            **extras,
-        )
+    def from_json(cls, data: Mapping[str, Any]) -> RevealRecord:
+        """The record from its JSON form."""
+        seed = data.get("seed")
+        if not isinstance(seed, (int, str)) or isinstance(seed, bool):
+            raise RecordError(f"reveal record: 'seed' must be a number or a string, not {seed!r}")
+        salt = read_str(data, "salt")
+        try:
+            bytes.fromhex(salt)
+        except ValueError:
+            raise RecordError("reveal record: 'salt' must be hex") from None
+        return cls(seed, salt, read_t_ms(data))
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedRecord:
+    """A line of a redacted view: a record the view withholds, of which only its h is shown."""
+
+    kind: ClassVar[str] = "redacted"
+    h: str
+    t_ms: float = 0.0
+
+    def to_json(self) -> Json:
+        """The JSON form (its h is the line's own, so the writer adds no other)."""
+        return {"kind": self.kind, "h": self.h}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RedactedRecord:
+        """The record from its JSON form."""
+        return cls(_hex_digest(data, "h", "redacted record"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -744,6 +720,8 @@ class ResultRecord:
     summary: tuple[SeatSummary, ...]
     absent: tuple[int, ...] = ()  # a start timeout's seats that never came
     t_ms: float = 0.0
+    # Format 2: the referee's Ed25519 signature (hex) of head_message(this line's h), if it signs.
+    signature: str = ""
 
     @property
     def ends_unfinished_game(self) -> bool:
@@ -765,12 +743,14 @@ class ResultRecord:
         if self.absent:
             out["absent"] = list(self.absent)
         out["t_ms"] = self.t_ms
+        if self.signature:
+            out["signature"] = self.signature
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResultRecord:
         """The record from its JSON form."""
-        scores = _list(data, "scores")
+        scores = read_list(data, "scores")
         if len(scores) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
             raise RecordError(f"result record: 'scores' must be two whole numbers, not {scores!r}")
         summary = []
@@ -779,15 +759,16 @@ class ResultRecord:
                 raise RecordError("result record: each summary line is an object")
             summary.append(SeatSummary.from_json(line))
         return cls(
-            _int(data, "winner"),
+            read_int(data, "winner"),
             (scores[0], scores[1]),
             int(data.get("forfeiting_team", -1)),
             str(data.get("reason", "")),
             str(data.get("finished_at", "")),
             int(data.get("rounds") or 0),
             tuple(summary),
-            _seats(data.get("absent") or [], "absent", "result"),
-            _t_ms(data),
+            read_seats(data.get("absent") or [], "absent", "result"),
+            read_t_ms(data),
+            str(data.get("signature") or ""),
         )
 
 
@@ -803,7 +784,9 @@ Record = (
     | ViolationRecord
     | RejectionRecord
     | ResumeRecord
+    | RevealRecord
     | ResultRecord
+    | RedactedRecord
 )
 # Any line of a replay: the header, then records.
 Line = Header | Record
@@ -820,6 +803,8 @@ _READERS: dict[str, Any] = {
     "violation": ViolationRecord.from_json,
     "rejection": RejectionRecord.from_json,
     "resume": ResumeRecord.from_json,
+    "reveal": RevealRecord.from_json,
+    "redacted": RedactedRecord.from_json,
     "result": ResultRecord.from_json,
 }
 RECORD_KINDS = frozenset({"header", *_READERS})
@@ -829,8 +814,9 @@ def header_from_json(data: object) -> Header:
     """The header a replay's first line holds; RecordError unless it is a header this code reads."""
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise RecordError("a record is a JSON object with a 'kind'")
-    if data["kind"] != "header" or data.get("format") != FORMAT:
-        raise RecordError(f"expected a {FORMAT} header, found {data.get('format', data['kind'])!r}")
+    if data["kind"] != "header" or data.get("format") not in FORMATS:
+        found = data.get("format", data["kind"])
+        raise RecordError(f"expected a {FORMAT} or {FORMAT_1} header, found {found!r}")
     return Header.from_json(data)
 
 
@@ -857,6 +843,8 @@ def is_move(record: Record) -> bool:
 
 __all__ = [
     "FORMAT",
+    "FORMATS",
+    "FORMAT_1",
     "PROTOCOL_VERSION",
     "RECORD_KINDS",
     "Abandoned",
@@ -870,16 +858,22 @@ __all__ = [
     "Move",
     "Record",
     "RecordError",
+    "RedactedRecord",
     "RejectionRecord",
     "ResultRecord",
     "ResumeRecord",
+    "RevealRecord",
     "SeatName",
     "SeatStart",
     "SeatSummary",
     "Start",
     "ViolationRecord",
     "WindowRecord",
+    "canonical_json",
+    "head_message",
     "header_from_json",
     "is_move",
+    "line_hash",
     "record_from_json",
+    "seed_commitment",
 ]

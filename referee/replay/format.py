@@ -17,10 +17,12 @@ from referee.match.records import (
     Header,
     Record,
     RecordError,
+    RedactedRecord,
     ResultRecord,
     SeatStart,
     Start,
     header_from_json,
+    line_hash,
     record_from_json,
 )
 
@@ -38,6 +40,11 @@ class Replay:
     records: list[Record] = field(default_factory=list)
     truncated: bool = False  # the last line was cut off (a crash while writing) and was dropped
     complete_bytes: int = 0  # the length of the file up to the last complete line
+    # Format 2: each line's h as written (the header's first; "" in format 1), the first line
+    # whose h is not the chain's (its number and why), and how many records a view withholds.
+    hashes: list[str] = field(default_factory=list)
+    chain_break: tuple[int, str] | None = None
+    withheld: int = 0
 
     @property
     def match_id(self) -> str:
@@ -81,18 +88,58 @@ def _json(raw: bytes, where: str, number: int) -> object:
 
 def parse_header(raw: bytes, where: str) -> Header:
     """The first line as a header; ReplayFormatError unless it is a header this code reads."""
+    return _header(_json(raw, where, 1), where)
+
+
+def _header(data: object, where: str) -> Header:
     try:
-        return header_from_json(_json(raw, where, 1))
+        return header_from_json(data)
     except (RecordError, ValueError) as error:
         raise ReplayFormatError(f"{where}:1: {error}") from None
 
 
 def parse_record(raw: bytes, where: str, number: int) -> Record:
     """One complete line after the header as a record; ReplayFormatError names the line."""
+    return _record(_json(raw, where, number), where, number)
+
+
+def _record(data: object, where: str, number: int) -> Record:
     try:
-        return record_from_json(_json(raw, where, number))
+        return record_from_json(data)
     except (RecordError, ValueError) as error:
         raise ReplayFormatError(f"{where}:{number}: {error}") from None
+
+
+class ChainCheck:
+    """Follows a format-2 replay's hash chain line by line; notes the first line that breaks it."""
+
+    def __init__(self) -> None:
+        self.head: str | None = None
+        self.hashes: list[str] = []
+        self.broken: tuple[int, str] | None = None
+
+    def add(self, number: int, data: object, record: Header | Record) -> None:
+        """One line (its JSON object and what it reads as)."""
+        claimed = data.get("h") if isinstance(data, dict) else None
+        self.hashes.append(claimed if isinstance(claimed, str) else "")
+        if self.broken is not None:
+            return
+        if not isinstance(claimed, str):
+            self.broken = (number, "the line has no h: the chain stops here")
+            return
+        if isinstance(record, RedactedRecord):
+            self.head = claimed  # withheld: its h stands for it
+            return
+        assert isinstance(data, dict)
+        expected = line_hash(self.head, data)
+        if claimed != expected:
+            what = (
+                "the header's content"
+                if self.head is None
+                else f"line {number - 1}'s h and this line's content"
+            )
+            self.broken = (number, f"the chain breaks here: h is not the hash of {what}")
+        self.head = claimed
 
 
 def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
@@ -103,17 +150,35 @@ def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
     truncated = len(complete) < len(lines)
     if not complete:
         raise ReplayFormatError(f"{where}: no complete line, not a {FORMAT} replay")
-    header = parse_header(complete[0], where)
-    records = [parse_record(raw, where, number) for number, raw in enumerate(complete[1:], start=2)]
-    return Replay(path, header, records, truncated, sum(len(raw) for raw in complete))
+    first = _json(complete[0], where, 1)
+    header = _header(first, where)
+    chain = ChainCheck()
+    if header.chained:
+        chain.add(1, first, header)
+    records = []
+    for number, raw in enumerate(complete[1:], start=2):
+        data = _json(raw, where, number)
+        record = _record(data, where, number)
+        if header.chained:
+            chain.add(number, data, record)
+        records.append(record)
+    withheld = sum(isinstance(r, RedactedRecord) for r in records)
+    size = sum(len(raw) for raw in complete)
+    hashes = chain.hashes or [""] * (len(records) + 1)
+    return Replay(path, header, records, truncated, size, hashes, chain.broken, withheld)
 
 
 def read_replay(path: str | Path) -> Replay:
     """Read a replay file (gzip-compressed when its name ends in .gz); raises ReplayFormatError
     (naming the line) or OSError."""
     path = Path(path)
+    return parse_lines(read_lines(path), path)
+
+
+def read_lines(path: Path) -> list[bytes]:
+    """A replay file's lines as bytes, each with its newline (but maybe the last); .gz unpacked."""
     if path.suffix == ".gz":
         with gzip.open(path, "rb") as packed:
-            return parse_lines(packed.readlines(), path)
+            return packed.readlines()
     with path.open("rb") as file:
-        return parse_lines(file.readlines(), path)
+        return file.readlines()

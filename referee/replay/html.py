@@ -15,7 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.match.moves import ReplayMismatchError, apply_move, initial_state, rerun
+from referee.match.moves import (
+    ReplayMismatchError,
+    SeedHiddenError,
+    apply_move,
+    initial_state,
+    rerun,
+    revealed_seed,
+)
 from referee.match.records import CallRecord, DecisionRecord, EventRecord, Move, ViolationRecord, WindowRecord
 from referee.replay.format import Replay, ReplayFormatError
 from referee.replay.text import describe
@@ -129,7 +136,8 @@ class _Tricks:
 
 def build_data(replay: Replay) -> dict[str, Any]:
     """Everything the page shows, per step, re-derived from the replay by the rules engine."""
-    first, _ = initial_state(replay.header)
+    # A replay whose seed is not revealed yet raises SeedHiddenError: its deals are unknown.
+    first, _ = initial_state(replay.header, revealed_seed(replay.header, replay.records))
     snapshots: list[list[Any]] = [_snapshot(first)]
     at_version = [0]  # the index in `snapshots` of each state version
     round_ends: dict[int, int] = {}  # version -> the index of the snapshot of the round it ended
@@ -253,6 +261,8 @@ def write_html(replay: Replay, out: Path) -> None:
     except ReplayMismatchError as error:
         # `tichu replay html` reports a ReplayFormatError as a message, not as a traceback.
         raise ReplayFormatError(f"{replay.path or 'replay'}: does not verify: {error}") from error
+    except SeedHiddenError as error:
+        raise ReplayFormatError(f"{replay.path or 'replay'}: {error} (not yet revealed)") from error
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
 

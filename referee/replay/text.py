@@ -65,6 +65,12 @@ def seat_label(seat: int) -> str:
     return f"seat {seat}"
 
 
+def _seed(header: Header) -> str:
+    if header.chained:
+        return f"seed committed to ({header.seed_commitment[:12]}...)"
+    return f"seed {header.seed}"
+
+
 def _team(seat: int) -> str:
     return "AB"[seat % 2]
 
@@ -227,7 +233,7 @@ class Renderer:
         config = header.config
         view = "full view" if self.seat is None else f"as seen by seat {self.seat}"
         lines = [
-            f"Match {header.match_id} ({header.format}), seed {header.seed}, "
+            f"Match {header.match_id} ({header.format}), {_seed(header)}, "
             f"created {header.created_at or '?'}; {view}",
             f"Rules: {config.players} players, {config.match_mode}, target {config.target_score}",
         ]

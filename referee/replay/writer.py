@@ -47,14 +47,14 @@ class ReplayWriter:
             wrapper_class=structlog.BoundLogger,
             context_class=dict,
         ).bind()
-        self._waiting: list[Line] = []
+        self._waiting: list[tuple[Line, str]] = []
         self._flush_due = False
 
-    def write(self, record: Line) -> None:
+    def write(self, record: Line, h: str = "") -> None:
         """Keep one record for the next flush (at once outside an event loop)."""
         if self._file.closed:
             return
-        self._waiting.append(record)
+        self._waiting.append((record, h))
         if self._flush_due:
             return
         try:
@@ -73,8 +73,11 @@ class ReplayWriter:
         if self._file.closed or not self._waiting:
             return
         waiting, self._waiting = self._waiting, []
-        for record in waiting:
-            self._logger.msg(**record.to_json())
+        for record, h in waiting:
+            line = record.to_json()
+            if h:
+                line["h"] = h  # format 2: the line's place in the hash chain
+            self._logger.msg(**line)
         self._file.write(self._lines.getvalue())
         self._lines.seek(0)
         self._lines.truncate()

@@ -260,6 +260,8 @@ def result_to_proto(result: MatchResult) -> pb.MatchResult:
         forfeiting_team=result.forfeiting_team,
         reason=result.reason,
         summary_json=json.dumps(result.statistics(), separators=_COMPACT),
+        chain_head=result.chain_head,
+        signature=result.signature,
     )
 
 
@@ -307,6 +309,7 @@ def message_to_proto(message: OutMessage) -> pb.RefereeMessage:
                 clock=clock_to_proto(message.clock),
                 seats=seat_info_to_proto(message.seats),
                 protocol_version=message.protocol_version,
+                seed_commitment=message.seed_commitment,
             )
         )
     elif isinstance(message, ResultMessage):

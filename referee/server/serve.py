@@ -19,6 +19,7 @@ import grpc
 
 from referee import log
 from referee.match import ClockSettings
+from referee.replay.signing import KeyFileError, load_signer
 from referee.server.service import RecordHook, RefereeService
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
@@ -68,12 +69,14 @@ async def start_server(
     resume: bool = True,
     forget_finished_after_s: float | None = None,
     keep_records: bool = False,
+    signing_key: Path | None = None,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
     there as it is played, and (with `resume`) the unfinished ones found there continue.
     `forget_finished_after_s` drops finished matches from memory that long after they end;
-    `keep_records` keeps each table's records in memory too (`Table.records`, for tests)."""
+    `keep_records` keeps each table's records in memory too (`Table.records`, for tests);
+    with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -87,6 +90,7 @@ async def start_server(
         replay_dir=replay_dir,
         forget_finished_after_s=forget_finished_after_s,
         keep_records=keep_records,
+        sign=None if signing_key is None else load_signer(signing_key),
     )
     server = grpc.aio.server()
     service.attach(server)
@@ -128,6 +132,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-resume", action="store_true", help="do not continue the unfinished matches of --replay-dir"
+    )
+    parser.add_argument(
+        "--signing-key",
+        type=Path,
+        metavar="KEY",
+        help="sign every match's replay with this Ed25519 private key (tichu keygen --out KEY)",
     )
     parser.add_argument(
         "--forget-finished-after-s",
@@ -190,9 +200,10 @@ def run_serve(args: argparse.Namespace) -> int:
                 args.replay_dir,
                 not args.no_resume,
                 args.forget_finished_after_s,
+                args.signing_key,
             )
         )
-    except OSError as error:
+    except (OSError, KeyFileError) as error:
         print(f"tichu serve: {error}", file=sys.stderr)
         return 1
     return 0
@@ -208,6 +219,7 @@ async def _serve(
     replay_dir: Path,
     resume: bool,
     forget_finished_after_s: float,
+    signing_key: Path | None,
 ) -> None:
     running = await start_server(
         address,
@@ -219,6 +231,7 @@ async def _serve(
         replay_dir=replay_dir,
         resume=resume,
         forget_finished_after_s=forget_finished_after_s,
+        signing_key=signing_key,
     )
     freeze_startup_heap()
     stop = asyncio.Event()

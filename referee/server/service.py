@@ -26,7 +26,8 @@ from referee.log import get_logger
 from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
 from referee.match.messages import OutMessage, Request
 from referee.match.moves import ReplayMismatchError
-from referee.match.records import Line
+from referee.match.proof import SeedSecret, Signer
+from referee.match.records import SALT_BYTES, Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.rules import RulesError, State
 from referee.server.codec import (
@@ -37,11 +38,13 @@ from referee.server.codec import (
     result_to_proto,
     seat_info_to_proto,
 )
+from referee.server.seeds import SealError, draw_seed, match_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+SALT = re.compile(f"[0-9a-f]{{{2 * SALT_BYTES}}}")
 RecordHook = Callable[[str, Line], None]
 # At most this many messages go in one Bundle (a snapshot's worth of events is still one write).
 MAX_BUNDLE = 64
@@ -67,6 +70,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         replay_dir: Path | None = None,
         forget_finished_after_s: float | None = None,
         keep_records: bool = False,
+        sign: Signer | None = None,
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
@@ -78,6 +82,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self.replay_dir = replay_dir
         self.forget_finished_after_s = forget_finished_after_s
         self.keep_records = keep_records  # each table keeps its records in memory (Table.records)
+        self._sign = sign  # signs the chain's head of every match (tichu serve --signing-key)
         self.replay_paths: dict[str, Path] = {}
         self.tables: dict[str, Table] = {}
         self._seats: dict[str, tuple[Table, int]] = {}
@@ -96,11 +101,15 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         watch_delay_events: int = 0,
         match_id: str = "",
         initial_state: State | None = None,
+        salt: str = "",
     ) -> tuple[Table, list[str]]:
         """Create and start a match; its Table and one secret token per seat, in seat order.
 
         Raises RulesError (bad rules), MatchExistsError, or ValueError (bad names or id).
-        `initial_state` starts from a given position (state_from_json) instead of a deal.
+        `initial_state` starts from a given position (state_from_json) instead of a deal. The
+        seed (given, else drawn) is committed to with `salt` (hex; by default a random one, a
+        tournament gives its own so that it can publish the commitment first), and the match's
+        header (`table.match.header.seed_commitment`) and every Welcome show the commitment.
         """
         config = (
             initial_state.config
@@ -119,7 +128,10 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             raise MatchExistsError(f"match {match_id!r} has a replay already ({path})")
         if bot_names and len(bot_names) != config.players:
             raise ValueError(f"give one bot name per seat ({config.players}), or none")
-        deal_seed: int | str = (int(seed) if seed.isdigit() else seed) if seed else secrets.randbelow(2**63)
+        if salt and not SALT.fullmatch(salt):
+            raise ValueError(f"a salt is {SALT_BYTES} bytes in hex ({2 * SALT_BYTES} digits 0-9a-f)")
+        deal_seed = match_seed(seed) if seed else draw_seed()
+        secret = new_secret(deal_seed) if not salt else SeedSecret(deal_seed, salt)
         header = Match.header_for(
             match_id,
             config,
@@ -129,16 +141,20 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             watch_delay_events=watch_delay_events,
             initial_state=initial_state,
             wall=self._wall(),
+            salt=secret.salt,
+            sealed_seed=seal(self._organiser_token, match_id, secret),
         )
         writer = None if path is None else ReplayWriter(path)
         table = Table(
-            Match(header, now=self._now(), wall=self._wall()),
+            Match(header, now=self._now(), wall=self._wall(), secret=secret, sign=self._sign),
             now=self._now,
             on_record=self._record_hook(match_id, writer),
             keep_records=self.keep_records,
         )
         tokens = self._open(table, writer)
-        self._log.info("match_created", match_id=match_id, players=config.players, seed=str(deal_seed))
+        # The seed stays out of the log, as out of the header: the commitment names it.
+        commitment = header.seed_commitment
+        self._log.info("match_created", match_id=match_id, players=config.players, seed_commitment=commitment)
         return table, tokens
 
     def seat_token(self, match_id: str, seat: int) -> str:
@@ -160,7 +176,22 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 replay = read_replay(path)
                 if replay.result is not None or replay.match_id in self.tables:
                     continue
-                match = Match.resume(replay.header, replay.records, now=self._now(), wall=self._wall())
+                if replay.chain_break is not None:
+                    line, why = replay.chain_break
+                    raise ReplayFormatError(f"{path}:{line}: {why}")
+                header = replay.header
+                secret = None
+                if header.chained:
+                    secret = unseal(self._organiser_token, header.match_id, header.sealed_seed)
+                match = Match.resume(
+                    header,
+                    replay.records,
+                    now=self._now(),
+                    wall=self._wall(),
+                    secret=secret,
+                    sign=self._sign,
+                    head=replay.hashes[-1] or None,
+                )
                 writer = ReplayWriter(path, keep_bytes=replay.complete_bytes)
                 table = Table(
                     match,
@@ -169,11 +200,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                     keep_records=self.keep_records,
                 )
                 if self.keep_records:
-                    table.records = [*replay.records, *table.records]
+                    table.records = [replay.header, *replay.records, *table.records]
+                    table.hashes = [*replay.hashes, *table.hashes]
             except (
                 OSError,
                 ReplayFormatError,
                 ReplayMismatchError,
+                SealError,
                 RulesError,
                 LookupError,
                 ValueError,
@@ -190,14 +223,14 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             )
         return resumed
 
-    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Line], None] | None:
+    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Line, str], None] | None:
         hook = self._on_record
         if writer is None:
-            return None if hook is None else (lambda record: hook(match_id, record))
+            return None if hook is None else (lambda record, _: hook(match_id, record))
 
-        def record(record: Line) -> None:
-            """Write the record to the replay, then pass it on."""
-            writer.write(record)
+        def record(record: Line, h: str) -> None:
+            """Write the record (with its place in the chain) to the replay, then pass it on."""
+            writer.write(record, h)
             if hook is not None:
                 hook(match_id, record)
 
@@ -377,7 +410,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))
         except (RulesError, ValueError) as error:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        return pb.CreateMatchResponse(match_id=table.match_id, seat_tokens=tokens)
+        commitment = table.match.header.seed_commitment
+        return pb.CreateMatchResponse(match_id=table.match_id, seat_tokens=tokens, seed_commitment=commitment)
 
     async def ListMatches(  # noqa: N802 (the RPC's name)
         self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext

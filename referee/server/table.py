@@ -111,7 +111,7 @@ class Table:
         match: Match,
         *,
         now: Callable[[], float] = time.monotonic,
-        on_record: Callable[[Line], None] | None = None,
+        on_record: Callable[[Line, str], None] | None = None,
         keep_records: bool = False,
     ) -> None:
         self.match = match
@@ -119,6 +119,7 @@ class Table:
         self._on_record = on_record
         self.keep_records = keep_records
         self.records: list[Line] = []
+        self.hashes: list[str] = []  # each record's h (format 2), beside `records`
         self._log = get_logger(match_id=match.match_id)
         self._connections: dict[int, Connection] = {}
         self._next_stream = 1
@@ -304,8 +305,9 @@ class Table:
             elif isinstance(out, Write):
                 if self.keep_records:
                     self.records.append(out.record)
+                    self.hashes.append(out.h)
                 if self._on_record is not None:
-                    self._on_record(out.record)
+                    self._on_record(out.record, out.h)
             elif isinstance(out, Note):
                 getattr(self._log, out.level)(out.event, **out.fields)
             elif isinstance(out, Close):

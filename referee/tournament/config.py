@@ -111,6 +111,7 @@ class TournamentConfig:
     entrants: tuple[Entrant, ...]
     teams: tuple[Team, ...]
     source: Path = field(default=Path("tournament.toml"))
+    signing_key: Path | None = None  # the Ed25519 private key that signs every game's replay
 
     @property
     def boards_per_pairing(self) -> int:
@@ -359,7 +360,7 @@ def _tournament(
         {
             "name", "seed", "format", "candidate", "games_per_pairing", "hands_per_pairing", "duplicate",
             "concurrency", "database", "replay_dir", "output_dir", "listen", "game_timeout_s",
-            "start_timeout_s",
+            "start_timeout_s", "signing_key",
         },
     )  # fmt: skip
     name = reader.get((*top, "name"), str, source.stem)
@@ -415,6 +416,7 @@ def _tournament(
         entrants=entrants,
         teams=teams,
         source=source,
+        signing_key=None if (key := reader.get((*top, "signing_key"), str)) is None else base / key,
     )
 
 

@@ -6,6 +6,7 @@ plays the pending games `concurrency` at a time, in schedule order: each game is
 the organiser API (CreateMatch over gRPC), its seat tokens go to the workers (or are printed for
 remote entrants), and its result is committed the moment the table finishes. After each board
 pair the pairing's SPRT is updated; with stop_early, a decided pairing starts no new board.
+Before any game, every game's seed commitment is written to commitments.csv (commitments.py).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from typing import TextIO
 
 from referee import log
 from referee.match.records import EventRecord, Line
+from referee.replay.signing import KeyFileError, load_signer
 from referee.rules import RulesError
 from referee.rules.events import RoundScored
 from referee.server.serve import RunningServer, freeze_startup_heap, start_server
 from referee.server.service import MatchExistsError
 from referee.server.table import Table
+from referee.tournament.commitments import COMMITMENTS_FILE, game_salts, write_commitments
 from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
@@ -157,6 +160,7 @@ class Tournament:
         self._hands = 0
         self._failed = 0
         self._attempts: dict[str, int] = {}
+        self._salts: dict[str, str] = {}
 
     @property
     def games_played(self) -> int:
@@ -173,6 +177,11 @@ class Tournament:
     def prepare(self, resume: bool) -> None:
         """Write the schedule (run) or check the stored one (resume); load what is already done."""
         fingerprint = self.config.fingerprint()
+        if self.config.signing_key is not None:
+            try:  # before the schedule is written: a bad key path is a config error, not a run
+                load_signer(self.config.signing_key)
+            except KeyFileError as error:
+                raise TournamentError(f"signing_key: {error}") from None
         if self.store.is_empty():
             if resume:
                 raise TournamentError(
@@ -190,6 +199,8 @@ class Tournament:
                     "`tichu tournament resume`, or give another database path"
                 )
         self.run_id = self.store.start_run("resume" if resume else "run", os.getpid())
+        self._salts = game_salts(self.store.salt_key(), self.schedule)
+        write_commitments(self.schedule, self._salts, self.config.output_dir / COMMITMENTS_FILE)
         first = {p.index: p.first.name for p in self.pairings}
         self._attempts = {row.game_id: row.attempts for row in self.store.games()}
         for row in self.store.games("finished"):
@@ -224,8 +235,9 @@ class Tournament:
                 on_record=self._on_record,
                 replay_dir=self.config.replay_dir,
                 resume=False,
+                signing_key=self.config.signing_key,
             )
-        except OSError as error:
+        except (OSError, KeyFileError) as error:
             raise TournamentError(f"cannot start the referee: {error}") from None
         freeze_startup_heap()
         print(f"Referee on {running.address}", file=self.out, flush=True)
@@ -293,7 +305,8 @@ class Tournament:
             f"{len(self.pairings)} pairings, {c.games_per_pairing} games per pairing{hands}"
             f"{' in duplicate board pairs' if c.duplicate else ''}; "
             f"{pending} of {len(self.schedule)} games to play, {c.concurrency} at a time\n"
-            f"Results: {c.database}"
+            f"Results: {c.database}\n"
+            f"Seed commitments (publish before the games): {c.output_dir / COMMITMENTS_FILE}"
         )
 
     def _workers(self, address: str) -> dict[str, list[_Worker]]:
@@ -372,6 +385,7 @@ class Tournament:
                 seed=spec.seed,
                 bot_names=list(spec.players),
                 match_id=match_id,
+                salt=self._salts[spec.game_id],
             )
         except (MatchExistsError, RulesError, ValueError) as error:
             self._failed += 1

@@ -10,6 +10,7 @@ running when the process died are played again on resume (their partial rounds a
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -142,6 +143,15 @@ class Store:
         """A stored setting (fingerprint, config), or None."""
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def salt_key(self) -> bytes:
+        """The secret every game's salt is derived from: made once, on the first run that needs
+        it (a store from before replays had commitments gains one on its next resume)."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('salt_key', ?)", (secrets.token_hex(32),)
+            )
+        return bytes.fromhex(str(self.meta("salt_key")))
 
     def is_empty(self) -> bool:
         """No schedule was written yet."""

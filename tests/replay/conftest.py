@@ -22,21 +22,30 @@ class Played:
 
     path: Path
     records: list[Line]
+    hashes: list[str]  # each record's h
     result: MatchResult
     statistics: dict[str, Any]
     listed_path: str
+    seed_commitment: str  # as the CreateMatch response gave it
+    welcomed: list[str]  # the seed commitment each seat's Welcome gave
 
 
 NAMES = ("north", "east", "south", "west", "up", "down")
 
 
 def play_recorded_match(
-    directory: Path, seed: str = "replay-tests", rounds: int = 3, players: int = 4, match_id: str = ""
+    directory: Path,
+    seed: str = "replay-tests",
+    rounds: int = 3,
+    players: int = 4,
+    match_id: str = "",
+    signing_key: Path | None = None,
 ) -> Played:
-    """Random bots (bombs and calls included) play `rounds` deals with replays on."""
+    """Random bots (bombs and calls included) play `rounds` deals with replays on (signed with
+    `signing_key` when given)."""
 
     async def scenario() -> Played:
-        async with referee(replay_dir=directory) as ref:
+        async with referee(replay_dir=directory, signing_key=signing_key) as ref:
             response = await ref.create(
                 rules_json=json.dumps({"match_mode": f"fixed_rounds:{rounds}", "players": players}),
                 seed=seed,
@@ -53,9 +62,17 @@ def play_recorded_match(
             return Played(
                 path=directory / f"{response.match_id}.jsonl",
                 records=list(table.records),
+                hashes=list(table.hashes),
                 result=table.result,
                 statistics=table.statistics(),
                 listed_path=listing.matches[0].replay_path,
+                seed_commitment=response.seed_commitment,
+                welcomed=[
+                    m.welcome.seed_commitment
+                    for bot in bots
+                    for m in bot.received
+                    if m.WhichOneof("kind") == "welcome"
+                ],
             )
 
     return run(scenario(), timeout_s=120)

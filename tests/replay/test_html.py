@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from referee.match.moves import initial_state, rerun
+from referee.match.moves import initial_state, rerun, revealed_seed
 from referee.match.records import EventRecord
-from referee.replay import Replay, read_replay
+from referee.replay import Replay, ReplayFormatError, read_replay
 from referee.replay.html import DATA_ID, render_html, write_html
 from referee.rules import State, format_cards
 from referee.rules.events import ExchangeSubmitted
@@ -69,7 +69,7 @@ def make_page(replay_path: Path, out: Path) -> Page:
     """Write the page of a replay and re-run the replay for the expected states."""
     replay = read_replay(replay_path)
     write_html(replay, out)
-    states = [initial_state(replay.header)[0]]
+    states = [initial_state(replay.header, revealed_seed(replay.header, replay.records))[0]]
     rerun(replay.header, replay.records, on_move=lambda _line, _record, state: states.append(state))
     events = [r for r in replay.records if isinstance(r, EventRecord)]
     return Page(out.as_uri(), replay, events, states)
@@ -328,10 +328,16 @@ def test_a_link_opens_its_step_and_view(page: Page, clean: Browser) -> None:
 
 @needs_browser
 def test_a_match_that_never_started_shows_its_deal(played: Played, tmp_path: Path, clean: Browser) -> None:
-    lines = played.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    # A tichu-replay/1 header shows its seed, so the deal can be drawn before the match starts...
+    lines = GOLDEN_SIX.read_text(encoding="utf-8").splitlines(keepends=True)
     waiting = tmp_path / "waiting.jsonl"
-    waiting.write_text("".join(line for line in lines if '"kind":"header"' in line), encoding="utf-8")
+    waiting.write_text(lines[0], encoding="utf-8")
     page = make_page(waiting, tmp_path / "waiting.html")
+    # ...a tichu-replay/2 one commits to it: no page shows its deal before the seed is revealed.
+    hidden = tmp_path / "hidden.jsonl"
+    hidden.write_bytes(played.path.read_bytes().splitlines(keepends=True)[0])
+    with pytest.raises(ReplayFormatError, match="not yet revealed"):
+        write_html(read_replay(hidden), tmp_path / "hidden.html")
     open_page(clean, page.url)
     assert viewer(clean, "stepCount") == 1
     assert shown_hand(clean, 0) == format_cards(page.states[0].hands[0]).split()

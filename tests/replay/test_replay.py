@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from referee.match.moves import ReplayMismatchError, rerun
+from referee.match.moves import ReplayMismatchError, SeedHiddenError, rerun
 from referee.match.records import (
     FORMAT,
     CallRecord,
@@ -24,8 +24,10 @@ from referee.match.records import (
     Header,
     Line,
     ResultRecord,
+    RevealRecord,
     WindowRecord,
     record_from_json,
+    seed_commitment,
 )
 from referee.replay import ReplayFormatError, read_replay
 from referee.replay.cli import verify_files
@@ -46,9 +48,11 @@ def _verify(replay: Replay) -> None:
     rerun(replay.header, replay.records)
 
 
-def _line(record: Line) -> bytes:
+def _line(record: Line, h: str = "") -> bytes:
     """The line the writer makes of a record (structlog puts an event record's "event" last)."""
     data = record.to_json()
+    if h:
+        data["h"] = h
     if "event" in data:
         data = {key: value for key, value in data.items() if key != "event"} | {"event": data["event"]}
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
@@ -56,20 +60,29 @@ def _line(record: Line) -> bytes:
 
 def test_the_file_is_the_tables_records_line_by_line(played: Played) -> None:
     lines = played.path.read_bytes().splitlines()
-    assert lines == [_line(record) for record in played.records]
+    assert lines == [_line(record, h) for record, h in zip(played.records, played.hashes, strict=True)]
     replay = read_replay(played.path)
+    assert replay.hashes == played.hashes and replay.chain_break is None
     assert [replay.header, *replay.records] == played.records
     assert played.listed_path == str(played.path)
 
 
-def test_the_header_says_everything_needed_to_replay_the_deal(played: Played) -> None:
+def test_the_header_commits_to_the_seed_and_the_end_reveals_it(played: Played) -> None:
     replay = read_replay(played.path)
     header = replay.header
-    assert header.format == FORMAT and header.seed == "replay-tests"
+    assert (
+        header.format == FORMAT
+        and header.seed is None
+        and '"seed":' not in played.path.read_text().splitlines()[0]
+    )
     assert [s.bot_name for s in header.seats] == ["north", "east", "south", "west"]
     assert header.clock.window_ms > 0 and header.created_at.endswith("Z")
-    # The deal the file records is the deal the engine makes from the header alone.
-    _, deal = new_game(header.config, header.seed)
+    # The reveal, just before the result, holds the seed and salt the header committed to...
+    reveal = replay.records[-2]
+    assert isinstance(reveal, RevealRecord) and reveal.seed == "replay-tests" and len(reveal.salt) == 64
+    assert seed_commitment(reveal.seed, reveal.salt) == header.seed_commitment
+    # ...and the deal the file records is the deal the engine makes from that seed.
+    _, deal = new_game(header.config, reveal.seed)
     recorded = [r.event for r in replay.records if isinstance(r, EventRecord) and r.version == 0]
     assert recorded == deal
     start = replay.start
@@ -192,7 +205,9 @@ def test_a_line_cut_off_by_a_crash_is_ignored_and_the_rest_verifies(played: Play
     path.write_bytes(kept + lines[len(lines) // 2][:17])
     replay = read_replay(path)
     assert replay.truncated and replay.complete_bytes == len(kept) and replay.result is None
-    _verify(replay)  # verified as far as it goes
+    assert replay.chain_break is None  # the chain holds as far as it goes
+    with pytest.raises(SeedHiddenError):
+        _verify(replay)  # the seed is revealed only at the end: no deal can be re-made yet
     assert verify_files([path]) == 0
 
 
@@ -201,7 +216,7 @@ def test_a_line_cut_off_by_a_crash_is_ignored_and_the_rest_verifies(played: Play
     [
         (b"", "no complete line"),
         (b"not json\n", "not JSON"),
-        (b'{"kind": "event"}\n', "expected a tichu-replay/1 header"),
+        (b'{"kind": "event"}\n', "expected a tichu-replay/2 or tichu-replay/1 header"),
         (b'{"kind": "header", "format": "tichu-replay/9"}\n', "tichu-replay/9"),
         (b'{"kind": "header", "format": "tichu-replay/1", "match_id": "m"}\n', "needs 'config'"),
         (b"[1, 2]\n", "a record is a JSON object"),

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import grpc
 
-from referee.match.moves import rerun
 from referee.match.records import ResumeRecord
 from referee.replay import read_replay
+from referee.replay.signing import load_public_key, write_key_pair
+from referee.replay.verify import verify
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -28,11 +29,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _serve(port: int, replay_dir: Path, log: Path) -> subprocess.Popen[bytes]:
+def _serve(port: int, replay_dir: Path, log: Path, key: Path) -> subprocess.Popen[bytes]:
     command = [
         sys.executable, "-m", "referee.cli", "serve", "--listen", f"127.0.0.1:{port}", "--insecure",
         "--organiser-token", TOKEN, "--replay-dir", str(replay_dir), "--log-format", "json",
         "--decision-ms", "10000", "--window-ms", "2000", "--reconnect-grace-ms", "60000",
+        "--signing-key", str(key),
     ]  # fmt: skip
     env = {**os.environ, "TICHU_LOG_LEVEL": "info"}
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("ab"), env=env)
@@ -62,7 +64,9 @@ def test_a_killed_referee_resumes_every_match_from_its_replay(tmp_path: Path) ->
     port = _free_port()
     replay_dir = tmp_path / "replays"
     log = tmp_path / "serve.log"
-    server = _serve(port, replay_dir, log)
+    key = tmp_path / "referee.key"
+    public_key = load_public_key(write_key_pair(key))
+    server = _serve(port, replay_dir, log, key)
     bots: list[subprocess.Popen[bytes]] = []
     try:
         _wait_ready(port)
@@ -100,7 +104,7 @@ def test_a_killed_referee_resumes_every_match_from_its_replay(tmp_path: Path) ->
         before = path.read_bytes()
         assert read_replay(path).result is None
 
-        server = _serve(port, replay_dir, log)
+        server = _serve(port, replay_dir, log, key)
         for bot in bots:
             assert bot.wait(timeout=120) == 0, (tmp_path / "bot0.log").read_text()[-2000:]
     finally:
@@ -117,8 +121,13 @@ def test_a_killed_referee_resumes_every_match_from_its_replay(tmp_path: Path) ->
     assert not replay.truncated and replay.result is not None
     resumes = [r for r in replay.records if isinstance(r, ResumeRecord)]
     assert len(resumes) == 1
-    # The whole match re-runs through the engine: no move lost, none played twice.
-    run = rerun(replay.header, replay.records)
+    # The chain runs on through the restart, the signature covers it all, the seed (unsealed by
+    # the restarted referee) is the committed one, and the whole match re-runs through the
+    # engine: no move lost, none played twice.
+    verdict = verify(replay, public_key)
+    assert "signed by key" in verdict.text and "the seed is the one committed to" in verdict.text
+    run = verdict.run
+    assert run is not None
     assert run.state.is_over and run.state.scores == replay.result.scores
     killed_at = resumes[0].version
     assert 0 < killed_at < run.version

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -50,10 +51,10 @@ def test_a_match_id_whose_replay_exists_is_refused(tmp_path: Path) -> None:
 
 def test_only_unfinished_readable_replays_are_resumed(played: Played, tmp_path: Path) -> None:
     shutil.copy(played.path, tmp_path / played.path.name)  # finished: stays finished
+    # The first half of the same match, as a referee killed in its middle left it: it is the one
+    # resumed (a tichu-replay/2 header is not edited: its chain and its sealed seed hold the id).
     lines = played.path.read_bytes().splitlines(keepends=True)
-    (tmp_path / "half.jsonl").write_bytes(
-        b"".join(lines[: len(lines) // 2]).replace(played.path.stem.encode(), b"half")
-    )
+    (tmp_path / "half.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
     (tmp_path / "garbage.jsonl").write_text("this is not a replay\n")
 
     async def scenario() -> None:
@@ -61,8 +62,8 @@ def test_only_unfinished_readable_replays_are_resumed(played: Played, tmp_path: 
             async with referee(replay_dir=tmp_path) as ref:
                 assert ref.server is not None
                 service = ref.server.service
-                assert sorted(service.tables) == ["half"]
-                table = service.tables["half"]
+                assert sorted(service.tables) == [played.path.stem]
+                table = service.tables[played.path.stem]
                 assert table.status == "waiting" and table.state_version > 0
         failed = [entry for entry in logs if entry["event"] == "resume_failed"]
         assert [Path(entry["path"]).name for entry in failed] == ["garbage.jsonl"]
@@ -102,11 +103,15 @@ def test_a_finished_match_is_forgotten_after_its_delay_and_its_replay_stays(tmp_
 def test_a_resumed_match_whose_seats_do_not_come_back_ends_at_the_start_timeout(
     played: Played, tmp_path: Path
 ) -> None:
-    lines = played.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    # A replay of the previous release (tichu-replay/1: no chain, so its header may be edited)
+    # resumes as well: its first half, with a short start timeout.
+    source = Path(__file__).parent / "compat" / "release-0.1-reject.jsonl.gz"
+    lines = gzip.decompress(source.read_bytes()).decode("utf-8").splitlines(keepends=True)
     header = json.loads(lines[0])
     header["clock"]["start_timeout_ms"] = 300
+    header["match_id"] = "half"
     half = [json.dumps(header) + "\n", *lines[1 : len(lines) // 2]]
-    (tmp_path / "half.jsonl").write_text("".join(half).replace(played.path.stem, "half"), encoding="utf-8")
+    (tmp_path / "half.jsonl").write_text("".join(half), encoding="utf-8")
 
     async def scenario() -> None:
         async with referee(replay_dir=tmp_path) as ref:

@@ -93,13 +93,18 @@ class Referee:
 
 @asynccontextmanager
 async def referee(
-    defaults: ClockSettings = CALM, now: Callable[[], float] | None = None, replay_dir: Path | None = None
+    defaults: ClockSettings = CALM,
+    now: Callable[[], float] | None = None,
+    replay_dir: Path | None = None,
+    signing_key: Path | None = None,
 ) -> AsyncIterator[Referee]:
     """A referee on a free local port, plaintext, and a channel to it (writing replays to
-    `replay_dir` when given)."""
+    `replay_dir` and signing them with `signing_key` when given)."""
     extra: dict[str, Any] = {} if now is None else {"now": now}
     if replay_dir is not None:
         extra["replay_dir"] = replay_dir
+    if signing_key is not None:
+        extra["signing_key"] = signing_key
     server = await start_server(
         "127.0.0.1:0", ORGANISER, insecure=True, defaults=defaults, keep_records=True, **extra
     )

@@ -71,7 +71,8 @@ def test_a_silent_seats_timeouts_take_the_engines_default_and_are_counted() -> N
         assert [str(r.default) for r in violations[:2]] == ["no_grand_tichu", "no_tichu"]
         assert str(violations[2].default).startswith("exchange 0:")
         # And they are the engine's defaults: the replay so far re-runs, defaults checked.
-        rerun(header, records, check_result=False)
+        assert table.match.secret is not None  # the seed is revealed only at the end
+        rerun(header, records, check_result=False, seed=table.match.secret.seed)
         stats = table.statistics()["seats"]
         assert stats[3]["timeouts"] >= 3 and stats[3]["decisions"] == 0
         timed_out = [e for e in logs if e["event"] == "decision_timed_out"]

@@ -36,7 +36,9 @@ def _table(
     """A started four-seat table on a new Match; its clock a fake one that moves only when told."""
     now = clock or FakeClock()
     header = Match.header_for("m", OFFICIAL, clock=PATIENT, seed=seed, wall=0.0)
-    table = Table(Match(header, now=now(), wall=0.0), now=now, on_record=on_record, keep_records=keep_records)
+    # The table hands each record with its place in the hash chain ("" in format 1).
+    hook = None if on_record is None else (lambda record, _h: on_record(record))
+    table = Table(Match(header, now=now(), wall=0.0), now=now, on_record=hook, keep_records=keep_records)
     table.start()
     return table
 

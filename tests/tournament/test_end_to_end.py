@@ -2,7 +2,8 @@
 
 Checks what the organiser relies on: no finished game is played again, the interrupted games
 are, every game and round is in SQLite with its replay, and the standings (CSV) agree with the
-stored rows.
+stored rows; and what its audience relies on: the seed commitments published before the first
+game are the ones every replay (any attempt) commits to and opens, and every replay is signed.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from referee.match.moves import rerun
 from referee.replay import read_replay
+from referee.replay.signing import load_public_key, write_key_pair
+from referee.replay.verify import verify
 from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM, REPO, SHOWCASE, game_statuses
 
 CONFIG = f"""
@@ -28,6 +30,7 @@ name = "e2e"
 seed = "e2e-seed"
 games_per_pairing = 4        # two duplicate board pairs per pairing
 concurrency = 4
+signing_key = "referee.key"
 {OUTPUTS}
 [rules]
 preset = "tournament"
@@ -60,7 +63,9 @@ def _group_alive(pgid: int) -> bool:
 def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Path) -> None:
     config = tmp_path / "e2e.toml"
     config.write_text(CONFIG, encoding="utf-8")
+    public_key = load_public_key(write_key_pair(tmp_path / "referee.key"))
     db = tmp_path / "out" / "results.sqlite"
+    commitments_file = tmp_path / "out" / "commitments.csv"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     first_log = (tmp_path / "first.log").open("w")
     first = subprocess.Popen(
@@ -75,6 +80,7 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
             time.sleep(0.05)
         assert first.poll() is None, "the tournament ended before it could be interrupted"
         assert 3 <= game_statuses(db).get("finished", 0) < GAMES
+        published = commitments_file.read_bytes()  # there before the first game began
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
     finally:
@@ -105,6 +111,11 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"{GAMES - len(before)} of {GAMES} games to play" in resumed.stdout
+    # The resume rewrote the same commitments: the salts come from the store, not from the run.
+    assert commitments_file.read_bytes() == published
+    with commitments_file.open(encoding="utf-8") as file:
+        commitments = {row["game_id"]: row["seed_commitment"] for row in csv.DictReader(file)}
+    assert len(commitments) == GAMES and len(set(commitments.values())) == GAMES
 
     games = _rows(
         db,
@@ -135,8 +146,15 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
         path = Path(str(replay_path)) if Path(str(replay_path)).is_absolute() else tmp_path / str(replay_path)
         # The replay is the game's, complete, and re-runs through the engine to the stored score.
         replay = read_replay(path)
-        run = rerun(replay.header, replay.records)
-        assert list(run.state.scores) == [score_even, score_odd]
+        verdict = verify(replay, public_key)
+        assert verdict.run is not None and list(verdict.run.state.scores) == [score_even, score_odd]
+        assert replay.header.seed_commitment == commitments[str(game_id)]
+    # An interrupted attempt's partial replay commits to the same seed as the game's last attempt.
+    for game_id in interrupted:
+        first_attempt = read_replay(tmp_path / "out" / "replays" / f"e2e-{game_id}-a1.jsonl")
+        assert first_attempt.result is None
+        assert first_attempt.header.seed_commitment == commitments[game_id]
+        assert "seed is not revealed yet" in verify(first_attempt).text
 
     # The standings the resume wrote agree with the rows.
     expected: dict[str, dict[str, float]] = {t: defaultdict(float) for t in TEAMS}

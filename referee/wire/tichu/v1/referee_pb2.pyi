@@ -200,7 +200,7 @@ class Bundle(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("match_id", "seat", "team", "rules", "clock", "seats", "protocol_version")
+    __slots__ = ("match_id", "seat", "team", "rules", "clock", "seats", "protocol_version", "seed_commitment")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TEAM_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +208,7 @@ class Welcome(_message.Message):
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     team: int
@@ -215,7 +216,8 @@ class Welcome(_message.Message):
     clock: ClockSettings
     seats: _containers.RepeatedCompositeFieldContainer[SeatInfo]
     protocol_version: int
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., rules: _Optional[_Union[RulesConfig, _Mapping]] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+    seed_commitment: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., rules: _Optional[_Union[RulesConfig, _Mapping]] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., seed_commitment: _Optional[str] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
     __slots__ = ("seat", "bot_name", "connected")
@@ -334,7 +336,7 @@ class SeatStatus(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., connected: _Optional[bool] = ...) -> None: ...
 
 class MatchResult(_message.Message):
-    __slots__ = ("match_id", "winner", "scores", "forfeit", "forfeiting_team", "reason", "summary_json")
+    __slots__ = ("match_id", "winner", "scores", "forfeit", "forfeiting_team", "reason", "summary_json", "chain_head", "signature")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
@@ -342,6 +344,8 @@ class MatchResult(_message.Message):
     FORFEITING_TEAM_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
+    CHAIN_HEAD_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     winner: int
     scores: _containers.RepeatedScalarFieldContainer[int]
@@ -349,7 +353,9 @@ class MatchResult(_message.Message):
     forfeiting_team: int
     reason: str
     summary_json: str
-    def __init__(self, match_id: _Optional[str] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., forfeit: _Optional[bool] = ..., forfeiting_team: _Optional[int] = ..., reason: _Optional[str] = ..., summary_json: _Optional[str] = ...) -> None: ...
+    chain_head: str
+    signature: str
+    def __init__(self, match_id: _Optional[str] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., forfeit: _Optional[bool] = ..., forfeiting_team: _Optional[int] = ..., reason: _Optional[str] = ..., summary_json: _Optional[str] = ..., chain_head: _Optional[str] = ..., signature: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("match_id",)
@@ -384,12 +390,14 @@ class CreateMatchRequest(_message.Message):
     def __init__(self, preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., seed: _Optional[str] = ..., bot_names: _Optional[_Iterable[str]] = ..., watch_delay_events: _Optional[int] = ..., match_id: _Optional[str] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
-    __slots__ = ("match_id", "seat_tokens")
+    __slots__ = ("match_id", "seat_tokens", "seed_commitment")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat_tokens: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, match_id: _Optional[str] = ..., seat_tokens: _Optional[_Iterable[str]] = ...) -> None: ...
+    seed_commitment: str
+    def __init__(self, match_id: _Optional[str] = ..., seat_tokens: _Optional[_Iterable[str]] = ..., seed_commitment: _Optional[str] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
     __slots__ = ()
