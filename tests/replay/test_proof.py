@@ -30,6 +30,7 @@ from referee.match.records import (
     EventRecord,
     Line,
     RevealRecord,
+    digest_bytes,
     line_hash,
     record_from_json,
     seed_commitment,
@@ -286,8 +287,8 @@ def test_any_flipped_bit_is_refused_at_its_line(signed: Signed) -> None:
 
 def test_a_forger_who_rehashes_the_chain_is_caught_by_the_signature(signed: Signed) -> None:
     lines = _lines(signed.played)
-    index = _index(lines, "decision", 3)
-    forged = _rechain(_edit(lines, index, _flip_digit("time_used_ms")))
+    # The match said to be played a day earlier (nothing the engine or the summary checks).
+    forged = _rechain(_edit(lines, 0, lambda header: header.update(created_at="2026-11-30T12:00:00.000Z")))
     # The chain is whole again, and the moves still re-run: only the signature tells.
     assert verify(parse_lines(forged)).run is not None
     assert _refusal(forged, signed.public_key) == (
@@ -524,6 +525,27 @@ def test_the_sealed_seed_opens_only_with_its_token_and_match() -> None:
     assert unseal(b"organiser", "m1", seal(b"organiser", "m1", SeedSecret("7", "00" * 32))).seed == "7"
     # 7 and "7" deal differently, so they commit differently.
     assert seed_commitment(7, "00" * 32) != seed_commitment("7", "00" * 32)
+
+
+def test_an_h_has_one_spelling_and_a_malformed_one_is_refused(signed: Signed) -> None:
+    lines = _lines(signed.played)
+    h = json.loads(lines[5])["h"]
+    assert len(h) == 43 and len(digest_bytes(h)) == 32
+    # The same 32 bytes with the unused low bits of the last character set: not a valid h.
+    alias = (
+        h[:-1]
+        + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".index(h[-1]) + 1
+        ]
+    )
+    with pytest.raises(ValueError, match="not a SHA-256 digest"):
+        digest_bytes(alias)
+    for bad in (alias, "00" * 32, h + "="):
+        view = [*lines[:5], (json.dumps({"kind": "redacted", "h": bad}) + "\n").encode(), *lines[6:]]
+        assert _refusal(view, None) == (
+            6,
+            "redacted record: 'h' must be a SHA-256 digest in unpadded base64url (43 characters)",
+        )
 
 
 def test_a_reveal_record_reads_back_as_written() -> None:
