@@ -125,6 +125,10 @@ def test_the_checker_catches_a_leak() -> None:
     assert leaks(bot, known) == []
     bot.received = [ok, bad]
     assert leaks(bot, known) == ["seat 0 event v0: ['5j']"]
+    # A chain head is base64url: "-9s_" in it is chance, not a card (CI once read one as a leak).
+    proof = pb.RefereeMessage(result=pb.MatchResult(chain_head="Zx-9s_4MJ5", summary_json='{"hand": "5j"}'))
+    bot.received = [proof]
+    assert leaks(bot, known) == ["seat 0 result v-1: ['5j']"]
 
 
 def play_games(port: int, games: list[tuple[str, list[str]]]) -> list[list[tuple[int, list[bytes]]]]:

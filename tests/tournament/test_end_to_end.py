@@ -151,7 +151,12 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
         assert replay.header.seed_commitment == commitments[str(game_id)]
     # An interrupted attempt's partial replay commits to the same seed as the game's last attempt.
     for game_id in interrupted:
-        first_attempt = read_replay(tmp_path / "out" / "replays" / f"e2e-{game_id}-a1.jsonl")
+        first_path = tmp_path / "out" / "replays" / f"e2e-{game_id}-a1.jsonl"
+        if not first_path.exists() or first_path.stat().st_size == 0:
+            # Killed in the instant between the store's `running` and the header's flush (the
+            # kill follows a game's end, which is when the next game starts): nothing to check.
+            continue
+        first_attempt = read_replay(first_path)
         assert first_attempt.result is None
         assert first_attempt.header.seed_commitment == commitments[game_id]
         assert "seed is not revealed yet" in verify(first_attempt).text
