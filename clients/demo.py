@@ -13,6 +13,7 @@ from typing import TextIO
 from clients.heuristic_bot import HeuristicBot
 from clients.local import play_match
 from clients.showcase_bot import ShowcaseBot
+from referee.match.proof import match_seed
 from referee.match.records import Line
 from referee.replay.text import Renderer
 
@@ -25,8 +26,7 @@ def run_local_demo(seed: str | None = None, out: TextIO | None = None) -> int:
     print it round by round; 0 once it is over."""
     stream = sys.stdout if out is None else out
     chosen = seed or os.environ.get(SEED_ENV, "").strip() or DEFAULT_SEED
-    # The engine takes any int or string seed; digits are read as the int they spell.
-    deal: int | str = int(chosen) if chosen.isdigit() else chosen
+    deal = match_seed(chosen)  # as the referee reads a seed, so that both deal the same game
     renderer = Renderer()
 
     def narrate(record: Line) -> None:

@@ -30,6 +30,11 @@ from referee.rules import RulesConfig, State
 Signer = Callable[[bytes], bytes]
 
 
+def match_seed(seed: str) -> int | str:
+    """The seed a match deals from, given as text: ASCII digits are a number, anything else a string."""
+    return int(seed) if seed.isascii() and seed.isdigit() else seed
+
+
 @dataclass(frozen=True, slots=True)
 class SeedSecret:
     """The seed a format-2 header commits to, and the salt (hex) that hides it."""

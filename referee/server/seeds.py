@@ -29,11 +29,6 @@ def draw_seed() -> int:
     return secrets.randbelow(2**63)
 
 
-def match_seed(seed: str) -> int | str:
-    """The seed a match deals from, given as text: digits are a number, anything else a string."""
-    return int(seed) if seed.isascii() and seed.isdigit() else seed
-
-
 def new_secret(seed: int | str) -> SeedSecret:
     """The seed with a fresh random salt."""
     return SeedSecret(seed, secrets.token_hex(SALT_BYTES))

@@ -26,7 +26,7 @@ from referee.log import get_logger
 from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
 from referee.match.messages import OutMessage, Request
 from referee.match.moves import ReplayMismatchError
-from referee.match.proof import SeedSecret, Signer
+from referee.match.proof import SeedSecret, Signer, match_seed
 from referee.match.records import SALT_BYTES, Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.rules import RulesError, State
@@ -38,7 +38,7 @@ from referee.server.codec import (
     result_to_proto,
     seat_info_to_proto,
 )
-from referee.server.seeds import SealError, draw_seed, match_seed, new_secret, seal, unseal
+from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc

@@ -16,9 +16,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.match.proof import SeedSecret
+from referee.match.proof import SeedSecret, match_seed
 from referee.match.records import SALT_BYTES
-from referee.server.seeds import match_seed
 from referee.tournament.schedule import GameSpec
 
 COMMITMENTS_FILE = "commitments.csv"
