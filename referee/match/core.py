@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
+from referee.match import verdicts
 from referee.match.clock import iso_time, ms
 from referee.match.messages import (
     Accepted,
@@ -340,6 +341,9 @@ class Match:
         stream = slot.stream
         if stream is None:
             return
+        if slot.held and isinstance(message, Request | ResultMessage | Snapshot):
+            # Deferred events go out just before what they lead to (a Snapshot holds them already).
+            slot.release(None if isinstance(message, Snapshot) else self._out)
         self._out.append(Send(stream.id, message))
         # A fast bot answers as fast as it is asked: the answers the referee asks for are free.
         if isinstance(message, Request | Ping):
@@ -423,17 +427,8 @@ class Match:
         """The start timeout passed with seats still absent: their team forfeits (both absent:
         no winner)."""
         absent = [slot.seat for slot in self._seats if slot.stream is None]
-        teams = sorted({team_of(seat) for seat in absent})
-        waited = f"{self.clock.start_timeout_ms / 1000:g} s"
-        seats = ", ".join(str(seat) for seat in absent)
         self._note("warning", "start_timed_out", absent=absent, start_timeout_ms=self.clock.start_timeout_ms)
-        if len(teams) == 1:
-            team = teams[0]
-            reason = f"seat {seats} did not connect within {waited}: team {'AB'[team]} forfeits"
-            self._finish(now, winner=1 - team, forfeiting_team=team, reason=reason, absent=absent)
-        else:
-            reason = f"no contest: seats {seats} did not connect within {waited}"
-            self._finish(now, winner=-1, forfeiting_team=-1, reason=reason, absent=absent)
+        self._finish(now, *verdicts.no_show(absent, self.clock.start_timeout_ms), absent=absent)
 
     def _grace_expired(self, slot: SeatState, now: float) -> None:
         slot.abandoned = True
@@ -493,12 +488,7 @@ class Match:
         self._write(record)
         limit = self.clock.max_violations
         if limit and count > limit:
-            team = team_of(seat)
-            reason = (
-                f"seat {seat} ran out of time {count} times (at most {limit} allowed): "
-                f"team {'AB'[team]} forfeits"
-            )
-            self._finish(now, winner=1 - team, forfeiting_team=team, reason=reason)
+            self._finish(now, *verdicts.out_of_time(seat, count, limit))
         return record
 
     # ---------------------------------------------------------------------------- seats
@@ -526,6 +516,7 @@ class Match:
         if not slot.bot_name:
             slot.bot_name = item.bot_name
         slot.bot_version = item.bot_version
+        slot.referee_declines, slot.defer_events = item.referee_declines, item.defer_events
         self._out.append(Accepted(item.stream))
         self._send(slot, self._welcome(item.seat))
         self._send(slot, self._snapshot(item.seat, now))
@@ -550,6 +541,7 @@ class Match:
             return
         slot.stream = None
         slot.away_since = now
+        slot.held.clear()  # a new stream starts from a Snapshot
         self._broadcast_status(stream.seat, False)
         self._note("info", "seat_disconnected", seat=stream.seat, why=why, status=stream.status)
         self._write(Disconnected(stream.seat, why, stream.status, self._rel_ms(now)))
@@ -734,6 +726,7 @@ class Match:
             outcome.call,
             outcome.bomb,
             self._rel_ms(now),
+            self._requests.referee_declined,
         )
         self._write(record)
         if record.discarded:
@@ -825,9 +818,14 @@ class Match:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
                     if slot.stream is not None:
-                        out.append(
-                            Send(slot.stream.id, EventMessage(slot.seq, version, entry.type, entry.json))
-                        )
+                        message = EventMessage(slot.seq, version, entry.type, entry.json)
+                        if slot.defer_events:
+                            slot.held.append(message)
+                        else:
+                            out.append(Send(slot.stream.id, message))
+            if entry.type == "round_scored":  # the end of a round: nobody's events wait past it
+                for slot in self._seats:
+                    slot.release(out)
 
     def _sync_requests(self, keep: bool, now: float) -> None:
         """Cancel requests that no longer apply and send one to every seat that owes a decision."""
@@ -845,7 +843,13 @@ class Match:
                 kind = owed(self.state, seat)
                 assert kind is not None, f"seat {seat} owes no decision"
                 slot = self._seats[seat]
+                declined = slot.referee_declines and kind is DecisionKind.BOMB_WINDOW
+                if declined and requests.decline_for(self.state, seat, now):
+                    continue
                 self._send(slot, requests.issue(self.state, seat, kind, self.state_version, slot.bank_s, now))
+        # Declined for every seat: nobody is waited for (a fixed-length window runs to its end).
+        if requests.declined_for_all(self.state.window) and not self.clock.fixed_length_windows:
+            self._resolve_window(now)
 
     def _cancel(self, request: OpenRequest, reason: str) -> None:
         self._requests.close(request, "cancelled")
@@ -855,13 +859,7 @@ class Match:
 
     def _check_over(self, now: float) -> None:
         if self.status == "running" and self.state.is_over:
-            winner = self.state.winner
-            totals = self.state.scores
-            won = (
-                "" if winner is None else f"team {'AB'[winner]} won {totals[winner]} to {totals[1 - winner]}"
-            )
-            reason = won or "draw"
-            self._finish(now, winner=-1 if winner is None else winner, forfeiting_team=-1, reason=reason)
+            self._finish(now, *verdicts.played_out(self.state.winner, self.state.scores))
 
     def _finish(
         self, now: float, winner: int, forfeiting_team: int, reason: str, absent: Sequence[int] = ()

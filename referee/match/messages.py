@@ -94,6 +94,8 @@ class Connect:
     seat: int
     bot_name: str = ""
     bot_version: str = ""
+    referee_declines: bool = False  # Hello.referee_declines: not asked into windows it can only decline
+    defer_events: bool = False  # Hello.defer_events: events held until its next request
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,10 +42,18 @@ from referee.rules import (
     answer_window,
     apply,
     default_action,
+    legal_actions,
     new_game,
     owed,
 )
 from referee.rules.events import Called, Played
+
+
+def only_declines(state: State, seat: int) -> bool:
+    """Whether declining is all `seat` could answer the open window with (no bomb, no Tichu call):
+    when the referee may decline for it (Hello.referee_declines)."""
+    actions = legal_actions(state, seat)
+    return len(actions) == 1 and isinstance(actions[0], Decline)
 
 
 class ReplayMismatchError(Exception):
@@ -292,6 +300,11 @@ class _Checker:
             if not isinstance(answers.get(seat), Decline):
                 raise ReplayMismatchError(
                     line, f"seat {seat} timed out in this window, so its answer is decline (R-DEF-1)"
+                )
+        for seat in record.referee_declined:
+            if not isinstance(answers.get(seat), Decline) or not only_declines(state, seat):
+                raise ReplayMismatchError(
+                    line, f"the referee declined this window for seat {seat}, which could bomb or call"
                 )
         outcome = resolve_window(state, answers)
         discarded = tuple(s for s, a in record.answers if s != outcome.bomb and not isinstance(a, Decline))

@@ -17,15 +17,21 @@ the referee may sign. Format 1 has no chain and shows the seed; it reads and ver
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from referee.match.clock import ClockSettings
+from referee.match.digests import (
+    DIGEST,
+    SALT_BYTES,
+    UNHASHED,
+    canonical_json,
+    digest_bytes,
+    head_message,
+    line_hash,
+    seed_commitment,
+)
 from referee.match.fields import (
     RecordError,
     read_action,
@@ -62,53 +68,11 @@ from referee.rules import (
 FORMAT_1 = "tichu-replay/1"  # no chain, the seed in the header
 FORMAT = "tichu-replay/2"
 FORMATS = (FORMAT_1, FORMAT)
-# Keys a line's hash does not cover: the hash itself, and the signature of the head.
-UNHASHED = frozenset({"h", "signature"})
-SALT_BYTES = 32
-# 32 bytes in unpadded base64url: 42 characters, then one whose last two bits are zero (so each
-# digest has exactly one spelling).
-DIGEST = re.compile(r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
 CALL_TICHU = CallTichu()
 # The wire protocol this referee speaks (Hello.protocol_version, Welcome, the replay header).
 PROTOCOL_VERSION = 1
 
 Json = dict[str, Any]
-
-
-# ----------------------------------------------------------------------------------- the chain
-
-
-def canonical_json(value: Any) -> bytes:
-    """The one byte form that is hashed: JSON with sorted keys, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def line_hash(previous: str | None, line: Mapping[str, Any]) -> str:
-    """A line's `h`: SHA-256 of the previous line's h (its 32 bytes; none for the header) and
-    the line's canonical JSON without its h and signature, in unpadded base64url."""
-    content = canonical_json({key: value for key, value in line.items() if key not in UNHASHED})
-    chained = b"" if previous is None else digest_bytes(previous)
-    # Base64url, not hex: 21 bytes fewer on each of thousands of lines (a game stays under 1 MB).
-    return base64.urlsafe_b64encode(hashlib.sha256(chained + content).digest()).rstrip(b"=").decode("ascii")
-
-
-def digest_bytes(h: str) -> bytes:
-    """The 32 bytes an h (unpadded base64url) stands for; ValueError if it is not one."""
-    if not DIGEST.fullmatch(h):
-        raise ValueError(f"{h!r} is not a SHA-256 digest in unpadded base64url (43 characters)")
-    return base64.urlsafe_b64decode(h + "=")
-
-
-def seed_commitment(seed: int | str, salt: str) -> str:
-    """SHA-256 of the seed's JSON (so 7 and "7", which deal differently, differ) and the salt's
-    bytes (`salt` in hex), in hex: what a header publishes instead of the seed."""
-    return hashlib.sha256(canonical_json(seed) + bytes.fromhex(salt)).hexdigest()
-
-
-def head_message(head: str) -> bytes:
-    """The bytes a referee signs: a label for this use, then the chain's head (the result's h)
-    as its 32 bytes."""
-    return b"tichu-replay/2 head\n" + digest_bytes(head)
 
 
 def _hex_digest(data: Mapping[str, Any], key: str, kind: str) -> str:
@@ -475,6 +439,7 @@ class WindowRecord:
     bomb: int | None  # the seat whose bomb applied
     discarded: tuple[int, ...]  # seats whose bombs came after it in window order (R-BOMB-9)
     t_ms: float = 0.0
+    referee_declined: tuple[int, ...] = ()  # seats the referee declined for (Hello.referee_declines)
 
     @classmethod
     def of(
@@ -487,12 +452,23 @@ class WindowRecord:
         call: int | None,
         bomb: int | None,
         t_ms: float,
+        referee_declined: Sequence[int] = (),
     ) -> WindowRecord:
         """The record of a window resolved from `answers` (as given, flags and all)."""
         kept = tuple((s, a if s == call else _without_call(a)) for s, a in answers.items())
         discarded = tuple(s for s, a in answers.items() if isinstance(a, Play) and s != bomb)
+        times = tuple(times_ms.items())
         return cls(
-            version, tuple(order), kept, opened_ms, tuple(times_ms.items()), call, bomb, discarded, t_ms
+            version,
+            tuple(order),
+            kept,
+            opened_ms,
+            times,
+            call,
+            bomb,
+            discarded,
+            t_ms,
+            tuple(referee_declined),
         )
 
     def to_json(self) -> Json:
@@ -507,6 +483,7 @@ class WindowRecord:
             "call": self.call,
             "bomb": self.bomb,
             "discarded": list(self.discarded),
+            **({"referee_declined": list(self.referee_declined)} if self.referee_declined else {}),
             "t_ms": self.t_ms,
         }
 
@@ -542,6 +519,7 @@ class WindowRecord:
             read_opt_seat(data, "bomb"),
             read_seats(data.get("discarded") or [], "discarded", "window"),
             read_t_ms(data),
+            read_seats(data.get("referee_declined") or [], "referee_declined", "window"),
         )
 
 
@@ -863,11 +841,14 @@ def is_move(record: Record) -> bool:
 
 
 __all__ = [
+    "DIGEST",
     "FORMAT",
     "FORMATS",
     "FORMAT_1",
     "PROTOCOL_VERSION",
     "RECORD_KINDS",
+    "SALT_BYTES",
+    "UNHASHED",
     "Abandoned",
     "CallRecord",
     "Connected",
@@ -891,6 +872,7 @@ __all__ = [
     "ViolationRecord",
     "WindowRecord",
     "canonical_json",
+    "digest_bytes",
     "head_message",
     "header_from_json",
     "is_move",

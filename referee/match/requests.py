@@ -7,10 +7,12 @@ core turns it into a Rejection, a replay record and a log line.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from referee.match.clock import ClockSettings, ms
 from referee.match.messages import BadAction, Decision, OutOfTurn, RejectionReason, Request
+from referee.match.moves import only_declines
 from referee.rules import (
     Action,
     CallTichu,
@@ -40,6 +42,7 @@ ANSWERS: dict[DecisionKind, tuple[tuple[type, ...], str]] = {
     DecisionKind.DRAGON_GIFT: ((GiftDragon,), "a gift"),
 }
 SIMULTANEOUS = (Phase.GRAND_TICHU, Phase.TICHU_STEP, Phase.EXCHANGE)
+DECLINE = Decline()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class Requests:
         self.window_answers: dict[int, Action] = {}  # held, applied together when complete
         self.window_times: dict[int, float] = {}  # each answer's think time, in ms, as they came
         self.window_opened_at: float | None = None
+        self.referee_declined: list[int] = []  # seats declined for, never asked (Hello.referee_declines)
 
     @property
     def window_end(self) -> float | None:
@@ -148,6 +152,22 @@ class Requests:
         self.open[seat] = OpenRequest(rid, seat, kind, version, now, limit_s, bank_s, expires_at, message)
         return message
 
+    def decline_for(self, state: State, seat: int, now: float) -> bool:
+        """Decline the open window for `seat` without asking it, if declining is all it could do
+        (the engine lists no bomb and no Tichu call for it); whether it did."""
+        if not only_declines(state, seat):
+            return False
+        if self.window_opened_at is None:
+            self.window_opened_at = now  # the window's end is the same as if it had been asked
+        self.window_answers[seat] = DECLINE
+        self.referee_declined.append(seat)
+        return True
+
+    def declined_for_all(self, window: Sequence[int]) -> bool:
+        """Whether the referee declined for every seat of the open `window` that had not answered."""
+        answers = self.window_answers
+        return bool(self.referee_declined) and bool(window) and all(seat in answers for seat in window)
+
     def close(self, request: OpenRequest, how: str) -> None:
         """The request is answered, timed out or cancelled."""
         if self.open.get(request.seat) is request:
@@ -159,6 +179,7 @@ class Requests:
         self.window_answers.clear()
         self.window_times.clear()
         self.window_opened_at = None
+        self.referee_declined.clear()
 
     def hold(self, request: OpenRequest, action: Action, now: float) -> None:
         """Keep a window answer (checked already) until the window resolves."""

@@ -3,10 +3,11 @@ limiter and the heartbeat."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from referee.match.clock import ClockSettings
+from referee.match.messages import EventMessage, Output, Send
 
 # Flood protection per stream: a token bucket of RATE_PER_S messages a second with bursts up to
 # BURST, on top of one free message for each request or ping the referee sent (the answers it
@@ -77,3 +78,12 @@ class SeatState:
     bank_s: float = 0.0
     seq: int = 0  # the events this seat has been sent (its GameEvent.seq)
     rate_limited: int = 0  # not in the replay: a flood would swamp it
+    referee_declines: bool = False  # as the current stream's Hello asked
+    defer_events: bool = False
+    held: list[EventMessage] = field(default_factory=list)  # events deferred until its next request
+
+    def release(self, out: list[Output] | None) -> None:
+        """Send the deferred events to the seat's stream (into `out`), or drop them (None)."""
+        if self.held and self.stream is not None and out is not None:
+            out.extend(Send(self.stream.id, event) for event in self.held)
+        self.held.clear()

@@ -318,7 +318,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         table, seat = found
         try:
-            conn = table.connect(seat, hello.bot_name, hello.bot_version)
+            conn = table.connect(
+                seat,
+                hello.bot_name,
+                hello.bot_version,
+                referee_declines=hello.referee_declines,
+                defer_events=hello.defer_events,
+            )
         except SeatUnavailableError as error:
             self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))

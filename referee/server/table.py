@@ -201,13 +201,21 @@ class Table:
         self._started = True
         self._arm_timer()
 
-    def connect(self, seat: int, bot_name: str = "", bot_version: str = "") -> Connection:
+    def connect(
+        self,
+        seat: int,
+        bot_name: str = "",
+        bot_version: str = "",
+        *,
+        referee_declines: bool = False,
+        defer_events: bool = False,
+    ) -> Connection:
         """Attach a new stream to `seat` (after its token was checked); raises SeatUnavailableError."""
         stream = self._next_stream
         self._next_stream += 1
         conn = Connection(seat, stream)
         self._connections[stream] = conn
-        self._feed(Connect(stream, seat, bot_name, bot_version), conn)
+        self._feed(Connect(stream, seat, bot_name, bot_version, referee_declines, defer_events), conn)
         answer = self._answers.pop(stream, None)
         if not isinstance(answer, Accepted):
             del self._connections[stream]

@@ -58,18 +58,22 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ..., out_of_turn: _Optional[_Union[OutOfTurn, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "accept_bundles")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "accept_bundles", "referee_declines", "defer_events")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_BUNDLES_FIELD_NUMBER: _ClassVar[int]
+    REFEREE_DECLINES_FIELD_NUMBER: _ClassVar[int]
+    DEFER_EVENTS_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
     protocol_version: int
     accept_bundles: bool
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accept_bundles: _Optional[bool] = ...) -> None: ...
+    referee_declines: bool
+    defer_events: bool
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accept_bundles: _Optional[bool] = ..., referee_declines: _Optional[bool] = ..., defer_events: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action", "state_version")
