@@ -30,10 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from referee.tournament.config import SprtSettings, load_config  # noqa: E402 (after the path is set)
+from clients.connect import load_bot  # noqa: E402 (after the path is set)
+from clients.local import play_match  # noqa: E402
+from referee.match.proof import match_seed  # noqa: E402
+from referee.rules import preset  # noqa: E402
+from referee.tournament.config import SprtSettings, TournamentConfig, load_config  # noqa: E402
 from referee.tournament.report import board_pairs  # noqa: E402
 from referee.tournament.runner import run_tournament, stored_standings  # noqa: E402
-from referee.tournament.schedule import pairings  # noqa: E402
+from referee.tournament.schedule import build_schedule, pairings  # noqa: E402
 from referee.tournament.stats import pairing_verdict  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
 
@@ -102,6 +106,18 @@ def first_decision(half_points: list[int], sprt: SprtSettings) -> int | None:
     return None
 
 
+def in_process_cpu_s(config: TournamentConfig) -> tuple[float, int]:
+    """The same bots play the same games' deals in this process (clients.local, no gRPC): CPU
+    seconds and hands, for the ratio to the tournament's figure."""
+    specs = {entrant.name: entrant.bot for entrant in config.entrants}
+    rules = preset(config.preset)
+    started, hands = time.process_time(), 0
+    for game in build_schedule(config):
+        bots = [load_bot(specs[player]) for player in game.players]
+        hands += play_match(bots, rules, match_seed(game.seed)).rounds
+    return time.process_time() - started, hands
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(
@@ -151,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if unwaited:
             print("  (a worker process had not been waited for: its CPU time is missing above)")
+        local_cpu_s, local_hands = in_process_cpu_s(config)
+        local_ms = local_cpu_s * 1000 / max(local_hands, 1)
+        print(
+            f"  in process   {local_ms:.1f} ms of CPU per hand for the same bots and deals "
+            f"(clients.local, {local_hands} hands): gRPC costs x{total_cpu_s * per_hand_ms / local_ms:.1f}"
+        )
         print(
             f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
             f"({os.cpu_count()} cores)"

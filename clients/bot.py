@@ -86,6 +86,12 @@ class Bot:
     version: str = "1"
     # True raises a bot's exceptions and illegal answers instead of replacing them (development).
     strict: bool = False
+    # Let the referee decline the bomb windows this bot could only decline (no bomb, no call):
+    # it is not asked, which saves a round trip per window (Hello.referee_declines).
+    referee_declines: bool = True
+    # True: the SDK always runs this bot's methods in a worker thread (a bot that blocks or thinks
+    # long). Otherwise they run inline once its first calls have each taken under 20 ms.
+    blocking: bool = False
     _rng: random.Random | None = None
 
     @property

@@ -3,9 +3,13 @@
 One bidirectional stream per seat (proto/tichu/v1/referee.proto): Hello, then the referee's
 Welcome, Snapshot, events and decision requests. Two tasks share the stream: a reader answers
 pings at once and queues everything else; a worker handles the queue in order, calling the bot's
-(synchronous) methods in a worker thread so that a slow bot never delays a pong. If the stream
-drops, the bot reconnects with the same token, a few times with growing pauses, and carries on
-from the referee's new Snapshot.
+(synchronous) methods in a worker thread, so that a slow bot never delays a pong, until a bot
+that does not say it blocks has answered a few times within INLINE_BUDGET_S: its calls then run
+inline (a thread hop costs more than a quick answer), and go back to the thread for good once
+one of them runs past the budget. The Hello asks the referee to decline the windows the bot
+could only decline and, for a bot that does not listen to events, to hold them until its next
+request. If the stream drops, the bot reconnects with the same token, a few times with growing
+pauses, and carries on from the referee's new Snapshot.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import structlog
@@ -63,6 +67,11 @@ __all__ = [
 ]
 
 log = structlog.get_logger("tichu.connect")
+T = TypeVar("T")
+# After this many calls that each returned within INLINE_BUDGET_S (in a thread), a bot's methods
+# run inline; one call past the budget moves them to a thread for good.
+INLINE_BUDGET_S = 0.02
+QUICK_CALLS_INLINE = 3
 
 # Statuses that another attempt with the same token cannot fix.
 _FATAL = frozenset(
@@ -133,7 +142,11 @@ class _Session:
             bot_version=version,
             protocol_version=PROTOCOL_VERSION,
             accept_bundles=True,
+            referee_declines=bot.referee_declines,
+            defer_events=not self.harness.hears_events,
         )
+        self.threaded = True  # until the bot has answered QUICK_CALLS_INLINE times within budget
+        self.quick_calls = 0
         # The seat's observation, from the last Snapshot and the events since (the engine's fold);
         # None until the Welcome. Events up to snapshot_version are in the Snapshot already.
         self.obs: Observation | None = None
@@ -263,7 +276,7 @@ class _Session:
         if self.obs is not None and not old:
             self.obs = advance(self.obs, event)
         if self.harness.hears_events:
-            await asyncio.to_thread(self.harness.event, event)
+            await self._call(self.harness.event, event)
 
     async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
         if request.request_id in self.cancelled or self.obs is None:
@@ -278,14 +291,14 @@ class _Session:
         obs = for_request(self.obs, kind, legal, request.can_call_tichu)
         call = False
         if self.harness.asks_calls and request.can_call_tichu:
-            call = await asyncio.to_thread(self.harness.wants_tichu_call, obs)
+            call = await self._call(self.harness.wants_tichu_call, obs)
             if call:
                 self.obs = answered(self.obs, CallTichu())
                 obs = for_request(self.obs, kind, legal, False)
         if self.harness.auto_answer(obs, kind) is not None:
             action = self.harness.decide(obs, kind)  # no bot method runs: answer at once
         else:
-            action = await asyncio.to_thread(self.harness.decide, obs, kind)
+            action = await self._call(self.harness.decide, obs, kind)
         if request.request_id in self.cancelled:
             return
         if call and kind is DecisionKind.PLAY and isinstance(action, Play):
@@ -317,7 +330,25 @@ class _Session:
         known = REASON_FROM_PROTO.get(msg.reason)
         reason = str(msg.reason) if known is None else known.value
         rejection = Rejection(reason, msg.rule, msg.message, msg.request_id, msg.state_version)
-        await asyncio.to_thread(self.harness.rejection, rejection)
+        await self._call(self.harness.rejection, rejection)
+
+    async def _call(self, method: Callable[..., T], *args: Any) -> T:
+        """A bot method, in a worker thread for its first calls and for a bot that blocks or ran
+        past INLINE_BUDGET_S once; inline once it has shown itself quick (a thread hop costs more
+        than a quick bot's answer)."""
+        started = time.perf_counter()
+        if self.threaded:
+            result = await asyncio.to_thread(method, *args)
+        else:
+            result = method(*args)
+        used_s = time.perf_counter() - started
+        if used_s > INLINE_BUDGET_S:
+            self.quick_calls = -1  # for good: a slow bot thinks in a thread from now on
+            self.threaded = True
+        elif self.threaded and self.quick_calls >= 0:
+            self.quick_calls += 1
+            self.threaded = self.bot.blocking or self.quick_calls < QUICK_CALLS_INLINE
+        return result
 
 
 def _channel(server: str, insecure: bool, ca_file: str | None) -> Any:
