@@ -83,6 +83,7 @@ from referee.match.records import (
     WindowRecord,
 )
 from referee.match.requests import (
+    DECLINE,
     SIMULTANEOUS,
     Changes,
     OpenRequest,
@@ -112,7 +113,6 @@ from referee.rules import (
 )
 
 Status = Literal["waiting", "running", "finished"]
-DECLINE = Decline()
 
 
 class Match:
