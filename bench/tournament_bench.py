@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import math
 import os
 import resource
@@ -33,13 +34,14 @@ sys.path.insert(0, str(REPO))
 from clients.connect import load_bot  # noqa: E402 (after the path is set)
 from clients.local import play_match  # noqa: E402
 from referee.match.proof import match_seed  # noqa: E402
-from referee.rules import preset  # noqa: E402
+from referee.server.codec import config_from_proto  # noqa: E402
 from referee.tournament.config import SprtSettings, TournamentConfig, load_config  # noqa: E402
 from referee.tournament.report import board_pairs  # noqa: E402
 from referee.tournament.runner import run_tournament, stored_standings  # noqa: E402
 from referee.tournament.schedule import build_schedule, pairings  # noqa: E402
 from referee.tournament.stats import pairing_verdict  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
+from referee.wire.tichu.v1 import referee_pb2 as pb  # noqa: E402
 
 BOTS = (
     ("random", "clients.random_bot:RandomBot"),
@@ -110,7 +112,9 @@ def in_process_cpu_s(config: TournamentConfig) -> tuple[float, int]:
     """The same bots play the same games' deals in this process (clients.local, no gRPC): CPU
     seconds and hands, for the ratio to the tournament's figure."""
     specs = {entrant.name: entrant.bot for entrant in config.entrants}
-    rules = preset(config.preset)
+    # As the runner has the referee read them: the preset and the config's overrides.
+    overrides = json.dumps(config.rules_overrides) if config.rules_overrides else ""
+    rules = config_from_proto(pb.RulesConfig(json=overrides, preset=config.preset))
     started, hands = time.process_time(), 0
     for game in build_schedule(config):
         bots = [load_bot(specs[player]) for player in game.players]

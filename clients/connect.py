@@ -145,8 +145,8 @@ class _Session:
             referee_declines=bot.referee_declines,
             defer_events=not self.harness.hears_events,
         )
-        self.threaded = True  # until the bot has answered QUICK_CALLS_INLINE times within budget
-        self.quick_calls = 0
+        self.quick_calls = 0  # calls that returned within INLINE_BUDGET_S
+        self.slow = False  # a call ran past it once
         # The seat's observation, from the last Snapshot and the events since (the engine's fold);
         # None until the Welcome. Events up to snapshot_version are in the Snapshot already.
         self.obs: Observation | None = None
@@ -336,18 +336,13 @@ class _Session:
         """A bot method, in a worker thread for its first calls and for a bot that blocks or ran
         past INLINE_BUDGET_S once; inline once it has shown itself quick (a thread hop costs more
         than a quick bot's answer)."""
+        inline = not (self.bot.blocking or self.slow) and self.quick_calls >= QUICK_CALLS_INLINE
         started = time.perf_counter()
-        if self.threaded:
-            result = await asyncio.to_thread(method, *args)
+        result = method(*args) if inline else await asyncio.to_thread(method, *args)
+        if time.perf_counter() - started > INLINE_BUDGET_S:
+            self.slow = True  # for good: a slow bot thinks in a thread from now on
         else:
-            result = method(*args)
-        used_s = time.perf_counter() - started
-        if used_s > INLINE_BUDGET_S:
-            self.quick_calls = -1  # for good: a slow bot thinks in a thread from now on
-            self.threaded = True
-        elif self.threaded and self.quick_calls >= 0:
             self.quick_calls += 1
-            self.threaded = self.bot.blocking or self.quick_calls < QUICK_CALLS_INLINE
         return result
 
 

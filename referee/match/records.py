@@ -1,4 +1,5 @@
-"""The replay schema: one frozen dataclass per record kind, its JSON form, and the hash chain.
+"""The replay schema: one frozen dataclass per record kind, its JSON form, and the hash chain's
+fields (its primitives are in referee.match.digests, re-exported here).
 
 A replay is a header and then records in order, one JSON object per line. The match core makes
 these values; the writer turns them into lines with `to_json`, and every reader (verify, show,
@@ -457,13 +458,12 @@ class WindowRecord:
         """The record of a window resolved from `answers` (as given, flags and all)."""
         kept = tuple((s, a if s == call else _without_call(a)) for s, a in answers.items())
         discarded = tuple(s for s, a in answers.items() if isinstance(a, Play) and s != bomb)
-        times = tuple(times_ms.items())
         return cls(
             version,
             tuple(order),
             kept,
             opened_ms,
-            times,
+            tuple(times_ms.items()),
             call,
             bomb,
             discarded,

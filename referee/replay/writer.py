@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from referee.match.records import Line
+from referee.match.records import Header, Line
 
 
 def _dumps(record: Any, **_: Any) -> str:
@@ -26,7 +26,9 @@ class ReplayWriter:
     are values that never change, so rendering them later writes the same line. A crash loses at
     most the records of the input being handled. This logger has its own processors and no
     level filter, so the process's logging configuration never drops or reshapes a record.
-    `keep_bytes` (when resuming) first cuts the file back to its last complete line.
+    `keep_bytes` (when resuming) first cuts the file back to its last complete line. A header is
+    written at once: a replay file the referee created has its header, even when the process is
+    killed before the loop's next iteration.
     """
 
     def __init__(self, path: Path, *, keep_bytes: int | None = None) -> None:
@@ -51,7 +53,7 @@ class ReplayWriter:
         self._flush_due = False
 
     def write(self, record: Line, h: str = "") -> None:
-        """Keep one record for the next flush (at once outside an event loop)."""
+        """Keep one record for the next flush (at once outside an event loop, and a header)."""
         if self._file.closed:
             return
         self._waiting.append((record, h))
@@ -60,6 +62,9 @@ class ReplayWriter:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            self.flush()
+            return
+        if isinstance(record, Header):
             self.flush()
             return
         self._flush_due = True

@@ -152,10 +152,6 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             keep_records=self.keep_records,
         )
         tokens = self._open(table, writer)
-        if writer is not None:
-            # On disk before the caller hears of the match: a replay file that exists has its
-            # header, even when the process is killed before the loop's next iteration.
-            writer.flush()
         # The seed stays out of the log, as out of the header: the commitment names it.
         commitment = header.seed_commitment
         self._log.info("match_created", match_id=match_id, players=config.players, seed_commitment=commitment)

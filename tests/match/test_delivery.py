@@ -79,7 +79,7 @@ def test_referee_declines_play_the_same_game_with_fewer_requests(seed: int) -> N
     # Each seat declined for is a window request that was never sent.
     assert window_requests(plain_out) - window_requests(declined_out) == declined_for
     # The replay names them, and re-runs: the engine agrees each one could only decline.
-    assert [r.to_json().get("referee_declined") for r in windows if r.referee_declined]
+    assert all(WindowRecord.from_json(r.to_json()) == r for r in windows if r.referee_declined)
     rerun(declined.header, declined_records)
 
 

@@ -402,6 +402,25 @@ def test_the_writer_flushes_an_inputs_records_together_just_after_it(played: Pla
     assert [r["version"] for r in closed] == [1, 2, 3] and after == closed
 
 
+def test_a_header_is_on_disk_as_soon_as_it_is_written(played: Played, tmp_path: Path) -> None:
+    # A process killed before the loop's next iteration still leaves a replay that has its header
+    # (a killed tournament once left an empty one).
+    path = tmp_path / "r.jsonl"
+    header: Header = read_replay(played.path).header
+
+    async def in_a_loop() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        writer = ReplayWriter(path)
+        writer.write(header)
+        at_once = _lines(path)
+        writer.write(_event(1))
+        kept = _lines(path)
+        writer.close()
+        return at_once, kept
+
+    at_once, kept = asyncio.run(in_a_loop())
+    assert at_once == [header.to_json()] and kept == at_once
+
+
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
