@@ -18,14 +18,22 @@ the bench checks that no child process is left, and says so if one is.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import io
 import json
 import math
 import os
+import re
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,12 +43,13 @@ from clients.connect import load_bot  # noqa: E402 (after the path is set)
 from clients.local import play_match  # noqa: E402
 from referee.match.proof import match_seed  # noqa: E402
 from referee.server.codec import config_from_proto  # noqa: E402
+from referee.server.service import Traffic  # noqa: E402
 from referee.tournament.config import SprtSettings, TournamentConfig, load_config  # noqa: E402
 from referee.tournament.report import board_pairs  # noqa: E402
-from referee.tournament.runner import run_tournament, stored_standings  # noqa: E402
+from referee.tournament.runner import Tournament, stored_standings  # noqa: E402
 from referee.tournament.schedule import build_schedule, pairings  # noqa: E402
 from referee.tournament.stats import pairing_verdict  # noqa: E402
-from referee.tournament.store import Store  # noqa: E402
+from referee.tournament.store import GameRow, Store  # noqa: E402
 from referee.wire.tichu.v1 import referee_pb2 as pb  # noqa: E402
 
 BOTS = (
@@ -122,6 +131,107 @@ def in_process_cpu_s(config: TournamentConfig) -> tuple[float, int]:
     return time.process_time() - started, hands
 
 
+@dataclass(frozen=True)
+class Run:
+    """One tournament's figures: CPU seconds by process kind, hands, games and the stream traffic."""
+
+    referee_cpu_s: float
+    workers_cpu_s: float
+    wall_s: float
+    hands: int
+    games: int
+    forfeits: int
+    unwaited: bool
+    traffic: Traffic
+
+    def cpu_ms_per_hand(self) -> float:
+        """Referee and workers together, per hand played."""
+        return (self.referee_cpu_s + self.workers_cpu_s) * 1000 / max(self.hands, 1)
+
+
+def play(config: TournamentConfig, out: io.StringIO) -> tuple[int, Run, list[GameRow]]:
+    """Run the tournament exactly as `tichu tournament run` does; its exit code, figures and rows."""
+    cpu_before = cpu_s()
+    started = time.monotonic()
+    tournament = Tournament(config, out, live=False)
+    try:
+        tournament.prepare(resume=False)
+        code = asyncio.run(tournament.run())
+        print(tournament.standings_report(), file=out)
+    finally:
+        tournament.close()
+    wall_s = time.monotonic() - started
+    referee_cpu_s, workers_cpu_s = (after - before for after, before in zip(cpu_s(), cpu_before, strict=True))
+    unwaited = children_left()
+    store = Store(config.database)
+    rows = store.games()
+    store.close()
+    finished = [r for r in rows if r.finished]
+    run = Run(
+        referee_cpu_s=referee_cpu_s,
+        workers_cpu_s=workers_cpu_s,
+        wall_s=wall_s,
+        hands=sum(r.rounds or 0 for r in finished),
+        games=len(finished),
+        forfeits=sum(1 for r in finished if r.forfeit),
+        unwaited=unwaited,
+        traffic=tournament.traffic,
+    )
+    return code, run, rows
+
+
+def per_hand(counts: Counter[str], hands: int) -> str:
+    """`counts` per hand, the largest first."""
+    return ", ".join(f"{kind} {count / max(hands, 1):.1f}" for kind, count in counts.most_common())
+
+
+CPU_LINE = re.compile(r"CPU +([\d.]+) ms per hand: referee process ([\d.]+) ms, bot workers ([\d.]+) ms")
+
+
+def run_elsewhere(tree: Path, hands: int, concurrency: int, seed: str) -> tuple[float, float]:
+    """This bench as the checkout in `tree` has it, run there (its referee, its SDK and its bots);
+    the referee's and the workers' CPU ms per hand that it printed."""
+    command = [
+        sys.executable,
+        "bench/tournament_bench.py",
+        "--hands",
+        str(hands),
+        "--concurrency",
+        str(concurrency),
+    ]
+    command += ["--seed", seed]
+    if "--no-in-process" in (tree / "bench" / "tournament_bench.py").read_text(encoding="utf-8"):
+        command.append("--no-in-process")  # older benches have no in-process figure to skip
+    done = subprocess.run(
+        command,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+        # Its own tree first: the workers it starts import the clients of that checkout.
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )
+    found = CPU_LINE.search(done.stdout)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"the bench in {tree} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return float(found.group(2)), float(found.group(3))
+
+
+@contextlib.contextmanager
+def checkout(revision: str) -> Iterator[Path]:
+    """A detached worktree of `revision` in a temporary folder, removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="tichu-bench-against-"))
+    tree = folder / "tree"
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(tree), revision], check=True
+    )
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(
@@ -131,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=12, help="tables at once (default 12)")
     parser.add_argument("--seed", default="bench-1", help="the tournament's seed")
     parser.add_argument("--keep", type=Path, help="a folder to keep the config and results in")
+    parser.add_argument(
+        "--against",
+        metavar="REVISION",
+        help="also run this bench as that git revision has it, alternating with this tree (A B B A)",
+    )
+    parser.add_argument("--no-in-process", action="store_true", help="skip the in-process figure")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch:
         folder = args.keep or Path(scratch)
@@ -142,41 +258,56 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         log = io.StringIO()
         load_before = os.getloadavg()[0]
-        cpu_before = cpu_s()
-        started = time.monotonic()
-        code = run_tournament(config, resume=False, out=log, live=False)
-        wall_s = time.monotonic() - started
-        referee_cpu_s, workers_cpu_s = (
-            after - before for after, before in zip(cpu_s(), cpu_before, strict=True)
-        )
-        unwaited = children_left()
-        store = Store(config.database)
-        rows = store.games()
-        hands = sum(r.rounds or 0 for r in rows if r.finished)
+        theirs: list[tuple[float, float]] = []
+        ours_again: list[Run] = []
+        with contextlib.ExitStack() as stack:
+            tree = stack.enter_context(checkout(args.against)) if args.against else None
+            code, run, rows = play(config, log)
+            if tree is not None:
+                theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
+                theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
+                (folder / "again").mkdir(exist_ok=True)
+                again = load_config(write_config(folder / "again", args.hands, args.concurrency, args.seed))
+                ours_again.append(play(again, io.StringIO())[1])
         standings = stored_standings(config, rows)
-        store.close()
-        finished = sum(1 for r in rows if r.finished)
-        forfeits = sum(1 for r in rows if r.finished and r.forfeit)
+        hands = run.hands
         print(f"Tournament bench: {len(BOTS)} sample bots, round robin, duplicate, tournament preset")
-        print(f"  games        {finished} of {len(rows)} ({forfeits} forfeits)")
+        print(f"  games        {run.games} of {len(rows)} ({run.forfeits} forfeits)")
         print(f"  hands        {hands}")
-        print(f"  wall time    {wall_s:.1f} s (referee, workers' start and the standings included)")
-        print(f"  rate         {hands / wall_s:.2f} hands/s, {finished / wall_s:.2f} games/s")
-        total_cpu_s = referee_cpu_s + workers_cpu_s
+        print(f"  wall time    {run.wall_s:.1f} s (referee, workers' start and the standings included)")
+        print(f"  rate         {hands / run.wall_s:.2f} hands/s, {run.games / run.wall_s:.2f} games/s")
         per_hand_ms = 1000 / max(hands, 1)
         print(
-            f"  CPU          {total_cpu_s * per_hand_ms:.1f} ms per hand: referee process "
-            f"{referee_cpu_s * per_hand_ms:.1f} ms, bot workers {workers_cpu_s * per_hand_ms:.1f} ms "
-            f"({total_cpu_s:.1f} s of CPU in all, user + system)"
+            f"  CPU          {run.cpu_ms_per_hand():.1f} ms per hand: referee process "
+            f"{run.referee_cpu_s * per_hand_ms:.1f} ms, bot workers {run.workers_cpu_s * per_hand_ms:.1f} ms "
+            f"({run.referee_cpu_s + run.workers_cpu_s:.1f} s of CPU in all, user + system)"
         )
-        if unwaited:
+        if run.unwaited:
             print("  (a worker process had not been waited for: its CPU time is missing above)")
-        local_cpu_s, local_hands = in_process_cpu_s(config)
-        local_ms = local_cpu_s * 1000 / max(local_hands, 1)
+        traffic = run.traffic
         print(
-            f"  in process   {local_ms:.1f} ms of CPU per hand for the same bots and deals "
-            f"(clients.local, {local_hands} hands): gRPC costs x{total_cpu_s * per_hand_ms / local_ms:.1f}"
+            f"  messages     per hand, all seats: {traffic.writes / max(hands, 1):.1f} writes to the bots "
+            f"carrying {per_hand(traffic.sent, hands)}"
         )
+        print(f"               and from the bots {per_hand(traffic.received, hands)}")
+        if not args.no_in_process:
+            local_cpu_s, local_hands = in_process_cpu_s(config)
+            local_ms = local_cpu_s * 1000 / max(local_hands, 1)
+            print(
+                f"  in process   {local_ms:.1f} ms of CPU per hand for the same bots and deals "
+                f"(clients.local, {local_hands} hands): gRPC costs x{run.cpu_ms_per_hand() / local_ms:.1f}"
+            )
+        if theirs:
+            ours = [run.cpu_ms_per_hand(), *(r.cpu_ms_per_hand() for r in ours_again)]
+            ours_ms = sum(ours) / len(ours)
+            theirs_ms = sum(r + w for r, w in theirs) / len(theirs)
+            theirs_referee = sum(r for r, _ in theirs) / len(theirs)
+            theirs_workers = sum(w for _, w in theirs) / len(theirs)
+            print(
+                f"  against {args.against}: {theirs_ms:.1f} ms of CPU per hand there (referee "
+                f"{theirs_referee:.1f}, workers {theirs_workers:.1f}), {ours_ms:.1f} here: "
+                f"x{theirs_ms / ours_ms:.2f} less CPU per hand (runs A B B A, each figure the mean of 2)"
+            )
         print(
             f"  load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
             f"({os.cpu_count()} cores)"
@@ -193,9 +324,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"      (with stop_early it would have stopped after {decided_at} board pairs)")
         print(f"  leader       {standings.leader}")
         keep = f" --keep {args.keep}" if args.keep else ""
+        against = f" --against {args.against}" if args.against else ""
         print(
             "Reproduce: .venv/bin/python bench/tournament_bench.py "
-            f"--hands {args.hands} --concurrency {args.concurrency} --seed {args.seed}{keep}"
+            f"--hands {args.hands} --concurrency {args.concurrency} --seed {args.seed}{keep}{against}"
         )
         if code != 0:
             print(log.getvalue(), file=sys.stderr)

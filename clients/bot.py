@@ -89,6 +89,10 @@ class Bot:
     # Let the referee decline the bomb windows this bot could only decline (no bomb, no call):
     # it is not asked, which saves a round trip per window (Hello.referee_declines).
     referee_declines: bool = True
+    # Let the referee pass for this bot on its turns where passing is all it could do (nothing
+    # beats the table, no bomb, no Tichu call): play() is not called for them, which saves a
+    # round trip per such turn (Hello.referee_passes). The Passed event still arrives.
+    referee_passes: bool = True
     # True: the SDK always runs this bot's methods in a worker thread (a bot that blocks or thinks
     # long). Otherwise they run inline once its first calls have each taken under 20 ms.
     blocking: bool = False
@@ -240,8 +244,8 @@ def safe_action(obs: Observation, kind: DecisionKind) -> Action:
 class HarnessStats:
     """What a Harness counted for its bot."""
 
-    decisions: int = 0  # decisions answered, however
-    auto_declines: int = 0  # bomb windows declined without asking the bot
+    decisions: int = 0  # requests answered, however (not the referee's own passes and declines)
+    auto_declines: int = 0  # bomb window requests the SDK declined without asking the bot
     replaced: int = 0  # illegal or malformed answers replaced by safe_action
     errors: int = 0  # exceptions raised by the bot (their answers were replaced too)
     calls: int = 0  # spontaneous Tichu calls the bot made

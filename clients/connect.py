@@ -143,6 +143,7 @@ class _Session:
             protocol_version=PROTOCOL_VERSION,
             accept_bundles=True,
             referee_declines=bot.referee_declines,
+            referee_passes=bot.referee_passes,
             defer_events=not self.harness.hears_events,
         )
         self.quick_calls = 0  # calls that returned within INLINE_BUDGET_S

@@ -117,7 +117,9 @@ class _LocalMatch:
         self.steady_think_s = min(STEADY_THINK_S, clock.decision_ms / 4000, clock.window_ms / 4000)
         self._carry_out(self.match.drain())
         for seat, bot in enumerate(bots):
-            self._feed(Connect(seat, seat, bot.name, bot.version))
+            # As the SDK's Hello asks (clients.connect): the same requests as over gRPC.
+            declines, passes = bot.referee_declines, bot.referee_passes
+            self._feed(Connect(seat, seat, bot.name, bot.version, declines, referee_passes=passes))
 
     def _feed(self, item: Input) -> None:
         self._carry_out(self.match.handle(item, self.now))

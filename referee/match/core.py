@@ -61,7 +61,7 @@ from referee.match.messages import (
     Welcome,
     Write,
 )
-from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window
+from referee.match.moves import Rerun, apply_move, initial_state, only_passes, rerun, resolve_window
 from referee.match.proof import Chain, SeedSecret, Signer, new_header
 from referee.match.records import (
     PROTOCOL_VERSION,
@@ -84,6 +84,7 @@ from referee.match.records import (
 )
 from referee.match.requests import (
     DECLINE,
+    PASS,
     SIMULTANEOUS,
     Changes,
     OpenRequest,
@@ -474,17 +475,8 @@ class Match:
             default=str(action),
             violations=count,
         )
-        sent_ms = self._rel_ms(request.sent_at)
-        record = ViolationRecord(
-            seat,
-            request.request_id,
-            request.kind,
-            self.state_version,
-            sent_ms,
-            action,
-            count,
-            self._rel_ms(now),
-        )
+        rid, sent_ms, t_ms = request.request_id, self._rel_ms(request.sent_at), self._rel_ms(now)
+        record = ViolationRecord(seat, rid, request.kind, self.state_version, sent_ms, action, count, t_ms)
         self._write(record)
         limit = self.clock.max_violations
         if limit and count > limit:
@@ -517,6 +509,7 @@ class Match:
             slot.bot_name = item.bot_name
         slot.bot_version = item.bot_version
         slot.referee_declines, slot.defer_events = item.referee_declines, item.defer_events
+        slot.referee_passes = item.referee_passes
         self._out.append(Accepted(item.stream))
         self._send(slot, self._welcome(item.seat))
         self._send(slot, self._snapshot(item.seat, now))
@@ -675,19 +668,9 @@ class Match:
         # The grace absorbs network lag: only time beyond the limit and the grace costs bank.
         over = max(0.0, used - self.clock.grace_s - request.limit_s)
         bank_s = max(0.0, slot.bank_s - over)
-        sent_ms, t_ms = self._rel_ms(request.sent_at), self._rel_ms(now)
-        record = DecisionRecord(
-            seat,
-            rid,
-            request.kind,
-            self.state_version,
-            action,
-            sent_ms,
-            t_ms,
-            round(used * 1000, 1),
-            ms(bank_s),
-            t_ms,
-        )
+        sent_ms, t_ms, used_ms = self._rel_ms(request.sent_at), self._rel_ms(now), round(used * 1000, 1)
+        times = (sent_ms, t_ms, used_ms, ms(bank_s), t_ms)
+        record = DecisionRecord(seat, rid, request.kind, self.state_version, action, *times)
         try:
             state, events = apply_move(self.state, record)
         except RulesError as error:
@@ -846,10 +829,25 @@ class Match:
                 declined = slot.referee_declines and kind is DecisionKind.BOMB_WINDOW
                 if declined and requests.decline_for(self.state, seat, now):
                     continue
+                if slot.referee_passes and kind is DecisionKind.PLAY and only_passes(self.state, seat):
+                    # The pass moves the game on, and syncs the requests of the state it makes.
+                    self._pass_for(slot, now)
+                    return
                 self._send(slot, requests.issue(self.state, seat, kind, self.state_version, slot.bank_s, now))
         # Declined for every seat: nobody is waited for (a fixed-length window runs to its end).
         if requests.declined_for_all(self.state.window) and not self.clock.fixed_length_windows:
             self._resolve_window(now)
+
+    def _pass_for(self, slot: SeatState, now: float) -> None:
+        """Pass for a seat that asked for it (Hello.referee_passes) and could only pass: no
+        request, no time used; the record says so, and a rerun checks that passing was all it could
+        do (R-TRICK-3: the turn moves on as after any pass)."""
+        t_ms, seat = self._rel_ms(now), slot.seat
+        times = (t_ms, t_ms, 0.0, ms(slot.bank_s), t_ms)
+        record = DecisionRecord(seat, 0, DecisionKind.PLAY, self.state_version, PASS, *times, by_referee=True)
+        state, events = apply_move(self.state, record)
+        self._write(record)
+        self._commit(state, events, describe_change(seat, PASS, self.state), PASS, now)
 
     def _cancel(self, request: OpenRequest, reason: str) -> None:
         self._requests.close(request, "cancelled")

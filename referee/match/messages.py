@@ -96,6 +96,7 @@ class Connect:
     bot_version: str = ""
     referee_declines: bool = False  # Hello.referee_declines: not asked into windows it can only decline
     defer_events: bool = False  # Hello.defer_events: events held until its next request
+    referee_passes: bool = False  # Hello.referee_passes: not asked on turns it can only pass
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from referee.rules import (
     DecisionKind,
     Decline,
     Event,
+    Pass,
     RulesError,
     State,
     answer_window,
@@ -54,6 +55,13 @@ def only_declines(state: State, seat: int) -> bool:
     when the referee may decline for it (Hello.referee_declines)."""
     actions = legal_actions(state, seat)
     return len(actions) == 1 and isinstance(actions[0], Decline)
+
+
+def only_passes(state: State, seat: int) -> bool:
+    """Whether passing is all `seat` could do on its turn (nothing beats the table, no bomb, no
+    Tichu call): when the referee may pass for it (Hello.referee_passes)."""
+    actions = legal_actions(state, seat)
+    return len(actions) == 1 and isinstance(actions[0], Pass)
 
 
 class ReplayMismatchError(Exception):
@@ -269,6 +277,12 @@ class _Checker:
             if kind is not record.decision:
                 raise ReplayMismatchError(
                     line, f"seat {record.seat} answered a {record.decision} request, but it owed {kind}"
+                )
+            if record.by_referee and (
+                kind is not DecisionKind.PLAY or not only_passes(run.state, record.seat)
+            ):
+                raise ReplayMismatchError(
+                    line, f"the referee passed for seat {record.seat}, which could do more than pass"
                 )
         try:
             if isinstance(record, WindowRecord):

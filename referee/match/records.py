@@ -368,7 +368,8 @@ class EventRecord:
 
 @dataclass(frozen=True, slots=True)
 class DecisionRecord:
-    """An accepted answer to a regular request, with its timing and the bank it left."""
+    """An accepted answer to a regular request, with its timing and the bank it left; or a pass
+    the referee made for a seat that could only pass (`by_referee`, request 0, no time used)."""
 
     kind: ClassVar[str] = "decision"
     seat: int
@@ -381,6 +382,7 @@ class DecisionRecord:
     time_used_ms: float
     bank_left_ms: int
     t_ms: float = 0.0
+    by_referee: bool = False  # Hello.referee_passes: the seat was not asked
 
     def to_json(self) -> Json:
         """The JSON form."""
@@ -396,6 +398,8 @@ class DecisionRecord:
             "time_used_ms": self.time_used_ms,
             "bank_left_ms": self.bank_left_ms,
             "t_ms": self.t_ms,
+            # Only when set: the lines of seats that are asked stay as they were.
+            **({"by_referee": True} if self.by_referee else {}),
         }
 
     @classmethod
@@ -412,6 +416,7 @@ class DecisionRecord:
             read_num(data, "time_used_ms"),
             read_int(data, "bank_left_ms"),
             read_t_ms(data),
+            "by_referee" in data and read_bool(data, "by_referee"),
         )
 
 

@@ -43,6 +43,7 @@ ANSWERS: dict[DecisionKind, tuple[tuple[type, ...], str]] = {
 }
 SIMULTANEOUS = (Phase.GRAND_TICHU, Phase.TICHU_STEP, Phase.EXCHANGE)
 DECLINE = Decline()
+PASS = Pass()
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,7 @@ class SeatState:
     rate_limited: int = 0  # not in the replay: a flood would swamp it
     referee_declines: bool = False  # as the current stream's Hello asked
     defer_events: bool = False
+    referee_passes: bool = False
     held: list[EventMessage] = field(default_factory=list)  # events deferred until its next request
 
     def release(self, out: list[Output] | None) -> None:

@@ -16,7 +16,9 @@ import hmac
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -50,6 +52,21 @@ RecordHook = Callable[[str, Line], None]
 MAX_BUNDLE = 64
 # How long a call stays open after the result for the bot to close its side first.
 RESULT_LINGER_S = 2.0
+
+
+@dataclass
+class Traffic:
+    """What the Play streams carried since the service started: the bench's messages per hand."""
+
+    writes: int = 0  # gRPC messages sent (a Bundle is one)
+    sent: Counter[str] = field(default_factory=Counter)  # messages sent by kind, inside bundles too
+    received: Counter[str] = field(default_factory=Counter)  # bot messages by kind, the Hello too
+
+    def add(self, other: Traffic) -> None:
+        """Count `other`'s messages in this one's."""
+        self.writes += other.writes
+        self.sent.update(other.sent)
+        self.received.update(other.received)
 
 
 class MatchExistsError(ValueError):
@@ -86,6 +103,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self.replay_paths: dict[str, Path] = {}
         self.tables: dict[str, Table] = {}
         self._seats: dict[str, tuple[Table, int]] = {}
+        self.traffic = Traffic()
         self._log = get_logger()
 
     # ---------------------------------------------------------------------------- Python API
@@ -301,6 +319,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 "the first message must be a Hello with your seat token",
             )
         hello = first.hello
+        self.traffic.received["Hello"] += 1
         if hello.protocol_version not in (0, PROTOCOL_VERSION):
             await _abort(
                 context,
@@ -320,6 +339,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 hello.bot_version,
                 referee_declines=hello.referee_declines,
                 defer_events=hello.defer_events,
+                referee_passes=hello.referee_passes,
             )
         except SeatUnavailableError as error:
             self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
@@ -336,14 +356,17 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 # bundles: one gRPC message costs far more than its bytes, and a move usually
                 # makes an event and a request for every seat at once.
                 step = MAX_BUNDLE if bundles else 1
+                sent = self.traffic.sent
                 for start in range(0, len(taken), step):
                     batch = []
                     for message in cast(list[OutMessage], taken[start : start + step]):
+                        sent[type(message).__name__] += 1
                         # A request's legal actions are listed here, as it leaves, and its clock
                         # starts once they are: that time is the referee's, not the bot's.
                         batch.append(message_to_proto(message))
                         if isinstance(message, Request):
                             table.delivered(conn, message.request_id)
+                    self.traffic.writes += 1
                     yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
                 if close is not None:
                     if close.code is not None:
@@ -364,11 +387,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     ) -> None:
         """Forward a stream's messages to its table; an empty envelope ends the stream."""
         with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
+            received = self.traffic.received
             async for msg in request_iterator:
                 message = message_from_proto(msg)
                 if message is None:
                     table.end(conn, "INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
                     return
+                received[type(message).__name__] += 1
                 table.receive(conn, message)
 
     # ---------------------------------------------------------------------------- Watch

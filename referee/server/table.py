@@ -209,13 +209,16 @@ class Table:
         *,
         referee_declines: bool = False,
         defer_events: bool = False,
+        referee_passes: bool = False,
     ) -> Connection:
         """Attach a new stream to `seat` (after its token was checked); raises SeatUnavailableError."""
         stream = self._next_stream
         self._next_stream += 1
         conn = Connection(seat, stream)
         self._connections[stream] = conn
-        self._feed(Connect(stream, seat, bot_name, bot_version, referee_declines, defer_events), conn)
+        self._feed(
+            Connect(stream, seat, bot_name, bot_version, referee_declines, defer_events, referee_passes), conn
+        )
         answer = self._answers.pop(stream, None)
         if not isinstance(answer, Accepted):
             del self._connections[stream]

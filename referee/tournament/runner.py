@@ -30,7 +30,7 @@ from referee.replay.signing import KeyFileError, load_signer
 from referee.rules import RulesError
 from referee.rules.events import RoundScored
 from referee.server.serve import RunningServer, freeze_startup_heap, start_server
-from referee.server.service import MatchExistsError
+from referee.server.service import MatchExistsError, Traffic
 from referee.server.table import Table
 from referee.tournament.commitments import COMMITMENTS_FILE, game_salts, write_commitments
 from referee.tournament.config import Entrant, TournamentConfig, describe
@@ -161,6 +161,7 @@ class Tournament:
         self._failed = 0
         self._attempts: dict[str, int] = {}
         self._salts: dict[str, str] = {}
+        self.traffic = Traffic()  # the referee's Play streams in this run (the bench reads it)
 
     @property
     def games_played(self) -> int:
@@ -240,6 +241,7 @@ class Tournament:
         except (OSError, KeyFileError) as error:
             raise TournamentError(f"cannot start the referee: {error}") from None
         freeze_startup_heap()
+        self.traffic = running.service.traffic
         print(f"Referee on {running.address}", file=self.out, flush=True)
         workers = self._workers(running.address)
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)

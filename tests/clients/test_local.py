@@ -192,3 +192,26 @@ def test_the_heuristic_bot_beats_the_random_bot() -> None:
     assert summary.unfinished == 0
     assert summary.win_rate(0) > 0.7
     assert summary.mean_scores[0] > summary.mean_scores[1]
+
+
+class TurnCounter(RandomBot):
+    """RandomBot that counts its play() calls, and those where passing was all it could do."""
+
+    def __init__(self, referee_passes: bool) -> None:
+        self.referee_passes = referee_passes
+        self.turns = self.forced = 0
+
+    def play(self, obs: Observation) -> Action:
+        """Count, then play at random."""
+        self.turns += 1
+        self.forced += [str(a) for a in obs.legal_decisions] == ["pass"] and not obs.can_call_tichu
+        return super().play(obs)
+
+
+def test_a_bot_is_not_asked_to_pass_when_it_lets_the_referee_pass_for_it() -> None:
+    asked = [TurnCounter(referee_passes=seat % 2 == 1) for seat in range(4)]
+    outcome = play_match(asked, seed=4, max_rounds=3)
+    assert outcome.rounds == 3
+    # Seats 1 and 3 (Bot.referee_passes) play every turn they could do something on, and no other.
+    assert [bot.forced > 0 for bot in asked] == [True, False, True, False]
+    assert all(bot.turns > bot.forced for bot in asked)

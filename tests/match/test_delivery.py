@@ -1,5 +1,5 @@
-"""Hello.referee_declines and Hello.defer_events in the match core, at explicit times: the same
-game move for move, fewer requests, events held until the request they lead to."""
+"""Hello.referee_declines, referee_passes and defer_events in the match core, at explicit times:
+the same game move for move, fewer requests, events held until the request they lead to."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from referee.match import Match
 from referee.match.messages import Connect, EventMessage, Output, Request, ResultMessage, Send
 from referee.match.moves import ReplayMismatchError, rerun
 from referee.match.records import DecisionRecord, Record, WindowRecord
-from referee.rules import DecisionKind
+from referee.rules import DecisionKind, legal_actions
 from tests.match.support import (
     Answer,
     Policy,
@@ -34,12 +34,18 @@ def quick(seed: str) -> Policy:
     return choose
 
 
-def play(seed: int, *, declines: bool, defer: bool) -> tuple[Match, list[Output]]:
+def play(seed: int, *, declines: bool, defer: bool, passes: bool = False) -> tuple[Match, list[Output]]:
     match = new_match(seed=seed)
     given: list[Output] = []
     for seat in range(match.players):
         hello = Connect(
-            stream(seat), seat, f"bot{seat}", "1.0", referee_declines=declines, defer_events=defer
+            stream(seat),
+            seat,
+            f"bot{seat}",
+            "1.0",
+            referee_declines=declines,
+            defer_events=defer,
+            referee_passes=passes,
         )
         given += match.handle(hello, 0.0)
     outputs, _ = play_out(match, [quick(f"d{seed}/{s}") for s in range(match.players)], 0.0, given=given)
@@ -57,11 +63,16 @@ def moves(records: list[Record]) -> list[tuple[object, ...]]:
     return found
 
 
-def window_requests(outputs: list[Output]) -> int:
-    return sum(
-        isinstance(o, Send) and isinstance(o.message, Request) and o.message.kind is DecisionKind.BOMB_WINDOW
+def requests_of(outputs: list[Output], kind: DecisionKind) -> list[Request]:
+    return [
+        o.message
         for o in outputs
-    )
+        if isinstance(o, Send) and isinstance(o.message, Request) and o.message.kind is kind
+    ]
+
+
+def window_requests(outputs: list[Output]) -> int:
+    return len(requests_of(outputs, DecisionKind.BOMB_WINDOW))
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -133,3 +144,52 @@ def test_deferred_events_arrive_with_the_next_request_and_none_is_lost() -> None
         assert events_of(deferred_out, seat) == events_of(plain_out, seat)
         assert held_until_asked(deferred_out, seat)
         assert not held_until_asked(plain_out, seat)  # as they happen, events often come alone
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_referee_passes_play_the_same_game_with_fewer_requests(seed: int) -> None:
+    plain, plain_out = play(seed, declines=True, defer=False)
+    passed, passed_out = play(seed, declines=True, defer=False, passes=True)
+    plain_records, passed_records = game_records(plain_out), game_records(passed_out)
+    assert plain.result is not None and passed.result is not None
+    assert (passed.result.winner, passed.result.scores) == (plain.result.winner, plain.result.scores)
+    assert moves(passed_records) == moves(plain_records)
+    by_referee = [r for r in passed_records if isinstance(r, DecisionRecord) and r.by_referee]
+    assert by_referee and not any(isinstance(r, DecisionRecord) and r.by_referee for r in plain_records)
+    # Each is a pass on a turn, with no request and no time used, and every one of them is a turn
+    # the plain run asked about: a request that listed nothing but a pass.
+    assert {(r.request_id, r.decision, str(r.action), r.time_used_ms) for r in by_referee} == {
+        (0, DecisionKind.PLAY, "pass", 0.0)
+    }
+    forced = [
+        (q.seat, q.state_version)
+        for q in requests_of(plain_out, DecisionKind.PLAY)
+        if [str(a) for a in legal_actions(q.state, q.seat)] == ["pass"]
+    ]
+    assert sorted((r.seat, r.version) for r in by_referee) == sorted(forced)
+    plain_turns = len(requests_of(plain_out, DecisionKind.PLAY))
+    assert plain_turns - len(requests_of(passed_out, DecisionKind.PLAY)) == len(by_referee)
+    # The line says so only when it is so, reads back as written, and the replay re-runs.
+    assert all(DecisionRecord.from_json(r.to_json()) == r for r in by_referee)
+    assert (
+        "by_referee"
+        not in next(r for r in passed_records if isinstance(r, DecisionRecord) and not r.by_referee).to_json()
+    )
+    rerun(passed.header, passed_records)
+
+
+def test_a_replay_that_passes_for_a_seat_that_could_play_is_refused() -> None:
+    match, outputs = play(3, declines=True, defer=False, passes=True)
+    records = game_records(outputs)
+    # An asked pass is one from a seat that had something else to do (a play, a bomb or a call).
+    index, record = next(
+        (i, r)
+        for i, r in enumerate(records)
+        if isinstance(r, DecisionRecord)
+        and r.decision is DecisionKind.PLAY
+        and str(r.action) == "pass"
+        and not r.by_referee
+    )
+    forged = replace(record, by_referee=True)
+    with pytest.raises(ReplayMismatchError, match=f"passed for seat {record.seat}, which could do more"):
+        rerun(match.header, [*records[:index], forged, *records[index + 1 :]])

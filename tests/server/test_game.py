@@ -145,3 +145,49 @@ def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() 
         seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
         expected = [r.data for r in records if isinstance(r, EventRecord) and r.private_to in (None, seat)]
         assert seen == expected, seat
+
+
+def test_seats_that_ask_the_referee_to_decline_and_pass_are_not_asked_and_see_every_event() -> None:
+    """Hello.referee_declines, referee_passes and defer_events over real gRPC, beside seats that
+    ask for none of them (the protocol as it was): the same game for all four."""
+
+    async def scenario() -> tuple[list[Bot], list[Line]]:
+        async with referee() as ref:
+            response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed="delivery")
+            bots = [
+                Bot(ref, token, random_policy(f"d/{seat}")) for seat, token in enumerate(response.seat_tokens)
+            ]
+            for seat, bot in enumerate(bots):
+                asks = seat % 2 == 0
+                hello = pb.Hello(
+                    token=bot.token,
+                    bot_name=f"bot{seat}",
+                    protocol_version=1,
+                    accept_bundles=True,
+                    referee_declines=asks,
+                    referee_passes=asks,
+                    defer_events=asks,
+                )
+                await bot.open(hello)
+            await asyncio.gather(*(bot.play() for bot in bots))
+            return bots, ref.table(response.match_id).records
+
+    bots, records = run(scenario())
+    assert all(bot.result is not None and bot.result == bots[0].result for bot in bots)
+
+    def only(request: pb.DecisionRequest, kind: str) -> bool:
+        # A Tichu call is not a listed action but the request's can_call_tichu.
+        return [a.WhichOneof("kind") for a in request.legal_actions] == [kind] and not request.can_call_tichu
+
+    for seat, bot in enumerate(bots):
+        requests = [m.request for m in bot.received if m.WhichOneof("kind") == "request"]
+        forced_passes = [r for r in requests if r.kind == pb.DECISION_KIND_PLAY and only(r, "pass_turn")]
+        bare_windows = [r for r in requests if r.kind == pb.DECISION_KIND_BOMB_WINDOW and only(r, "decline")]
+        assert (not forced_passes and not bare_windows) if seat % 2 == 0 else (forced_passes and bare_windows)
+        # Held or not, each seat hears every event it may see, in order, exactly once.
+        seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
+        expected = [r.data for r in records if isinstance(r, EventRecord) and r.private_to in (None, seat)]
+        assert seen == expected, seat
+    by_referee = {r.seat for r in records if isinstance(r, DecisionRecord) and r.by_referee}
+    declined_for = {s for r in records if isinstance(r, WindowRecord) for s in r.referee_declined}
+    assert by_referee == declined_for == {0, 2}
