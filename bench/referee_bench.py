@@ -65,7 +65,7 @@ import grpc
 from clients.scripted import ScriptedSeat, exchange_lowest
 from referee import log
 from referee.demo import DEMO_CLOCK
-from referee.match import ClockSettings
+from referee.match import PROTOCOL_VERSION, ClockSettings
 from referee.match.records import EventRecord
 from referee.match.tally import percentile
 from referee.replay import read_replay
@@ -104,7 +104,7 @@ BOTS = {
     "heuristic": "clients.heuristic_bot:HeuristicBot",
     "showcase": "clients.showcase_bot:ShowcaseBot",
 }
-LADDER_UP = (25, 50, 100, 150, 200, 300, 400, 600, 800)
+LADDER_UP = (25, 50, 100, 200, 300, 400, 500, 600, 800)
 LADDER_DOWN = (10, 3, 1)
 WORKERS = 2
 # --profile-server DIR: each referee process runs under cProfile and writes DIR/referee-NAME.prof.
@@ -112,6 +112,10 @@ PROFILE_DIR = ""
 # --no-bundles: the scripted seats do not accept Bundles (one gRPC message per referee message),
 # to compare with the SDK's way. An environment variable, so the client processes see it too.
 BUNDLES_ENV = "TICHU_BENCH_BUNDLES"
+# --hello sdk|plain: whether the scripted seats of figure 3 say Hello as the Python SDK does
+# (referee_declines, referee_passes, defer_events: fewer messages per turn) or as a bot that asks
+# for none of them. An environment variable, so the client processes see it too.
+HELLO_ENV = "TICHU_BENCH_HELLO"
 # --no-freeze: the referee process does not freeze its start-up heap (`tichu serve` does), to
 # compare the garbage collector's pauses.
 FREEZE_ENV = "TICHU_BENCH_FREEZE"
@@ -228,6 +232,7 @@ class TableClient:
         gate: asyncio.Event | None = None,
         think_s: float = 0.0,
         path: str = REFEREE_PLAY,
+        sdk_hello: bool = False,
     ) -> None:
         open_stream = channel.stream_stream(
             path,
@@ -238,6 +243,9 @@ class TableClient:
         self.gate = gate  # figure 1: the seats answer only while it is set
         self.think_s = think_s
         self.seats = [_Seat(self, open_stream, seat, token) for seat, token in enumerate(tokens)]
+        # As the SDK says Hello: a seat then hears nothing until it is asked, so a decision's
+        # effect is the first message any seat of the table gets from a later state.
+        self.sdk_hello = sdk_hello
         # (state version, kind, seat) of the last answer sent to a question every seat answers
         # together: the answer the referee acts on.
         self.last_together = (-1, -1, -1)
@@ -289,7 +297,19 @@ class _Seat(ScriptedSeat):
         """Hello, then read and answer until the stream ends (or the result arrives)."""
         ended = "OK"
         try:
-            await self.open()
+            sdk = self.table.sdk_hello
+            await self.open(
+                pb.Hello(
+                    token=self.token,
+                    bot_name=self.name,
+                    bot_version="bench",
+                    protocol_version=PROTOCOL_VERSION,
+                    accept_bundles=self.accept_bundles,
+                    referee_declines=sdk,
+                    referee_passes=sdk,
+                    defer_events=sdk,
+                )
+            )
             await self.play()
             if self.error is not None:
                 ended = self.error.code().name
@@ -311,7 +331,11 @@ class _Seat(ScriptedSeat):
         if samples.in_window(arrived):
             samples.messages += 1
         kind = msg.WhichOneof("kind")
-        if self.pending is not None:
+        if self.table.sdk_hello:
+            for seat in self.table.seats:
+                if seat.pending is not None:
+                    seat._settle_by_table(seat.pending, kind, msg, arrived, seat is self)
+        elif self.pending is not None:
             self._settle(self.pending, kind, msg, arrived)
         if kind == "welcome":
             self.table.welcomed += 1
@@ -340,6 +364,32 @@ class _Seat(ScriptedSeat):
             if msg.cancelled.request_id == pending.request_id:
                 self.pending = None
             return
+        else:
+            return
+        self.pending = None
+        last = self.table.last_together == (pending.version, pending.kind, self.index)
+        if pending.kind in TOGETHER and not last:
+            return  # not the answer that completed the question
+        self.table.samples.add(LABELS.get(pending.kind, "other"), pending.sent, arrived - pending.sent)
+
+    def _settle_by_table(
+        self, pending: _Pending, kind: str | None, msg: pb.RefereeMessage, arrived: float, own: bool
+    ) -> None:
+        """As `_settle`, when events are deferred: the decision's effect is the first event or
+        request of a later state that reaches any seat of the table (or this seat's rejection)."""
+        if kind == "event":
+            if msg.event.state_version <= pending.version:
+                return
+        elif kind == "request":
+            if msg.request.state_version <= pending.version:
+                return
+        elif kind in ("rejection", "cancelled") and own:
+            request_id = msg.rejection.request_id if kind == "rejection" else msg.cancelled.request_id
+            if request_id != pending.request_id:
+                return
+            if kind == "cancelled":
+                self.pending = None
+                return
         else:
             return
         self.pending = None
@@ -1089,20 +1139,25 @@ async def _drive(
         grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in tables
     ]
     clients = [
-        TableClient(channel, tokens, samples, think_s=think_s)
+        TableClient(channel, tokens, samples, think_s=think_s, sdk_hello=os.environ.get(HELLO_ENV) == "sdk")
         for channel, tokens in zip(channels, tables, strict=True)
     ]
     began = time.monotonic()
     connect_by = began + connect_s
-    # Every seat but the last of each table first: no game starts (and loads the machine) while
-    # the others are still connecting. Then the last seats, and the games start nearly together.
+    # Every seat but the last of each table first, in every client process (the main process
+    # waits for them all): no game starts (and loads the machine) while the others are still
+    # connecting. Then the last seats, and the games start nearly together.
     tasks: list[asyncio.Task[None]] = []
+    loop = asyncio.get_running_loop()
     for first, last in ((0, -1), (-1, None)):
         tasks += [asyncio.create_task(seat.run()) for c in clients for seat in c.seats[first:last]]
         while sum(c.welcomed for c in clients) < len(tasks) and time.monotonic() < connect_by:
             await asyncio.sleep(0.01)
+        if first == 0:
+            conn.send(("almost", sum(c.welcomed for c in clients)))
+            await loop.run_in_executor(None, conn.recv)  # the main process's go
     conn.send(("ready", (sum(c.welcomed for c in clients), time.monotonic() - began)))
-    start, until = await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+    start, until = await loop.run_in_executor(None, conn.recv)
     samples.window = (start, until)
     cpu_s, wall_s = await _cpu_between(start, until)
     # The main process stops the referee after the window, which ends the streams.
@@ -1228,7 +1283,7 @@ def run_step(
     count = len(workers.pipes)
     connect_s = 20.0 + tables * 0.1
     server = ServerProcess(TIGHT, f"tables-{tables}")
-    stepped = windowed = False
+    stepped = went = windowed = False
     try:
         tokens = [list(c.seat_tokens) for c in server.create_matches(tables, LONG_GAME, f"{seed}/{tables}")]
         limit_s = connect_s + warmup_s + measure_s + 30
@@ -1236,6 +1291,9 @@ def run_step(
             [("step", server.address, tokens[i::count], think_s, limit_s, connect_s) for i in range(count)]
         )
         stepped = True
+        workers.expect("almost", connect_s + 30)
+        workers.send([("go",)] * count)
+        went = True
         ready = workers.expect("ready", connect_s + 30)
         connected = sum(welcomed for welcomed, _ in ready)
         start = time.monotonic() + warmup_s
@@ -1249,6 +1307,8 @@ def run_step(
     finally:
         if stepped and not windowed:
             with contextlib.suppress(OSError):
+                if not went:
+                    workers.send([("go",)] * count)
                 workers.send([(0.0, 0.0)] * count)  # an empty window: let them finish
         server.stop()
     results = workers.expect("done", 60)
@@ -1437,11 +1497,20 @@ def _figure_tables(
     )
     if os.environ.get(FREEZE_ENV) == "0":
         command += " --no-freeze"
+    sdk = os.environ.get(HELLO_ENV) == "sdk"
+    command += f" --hello {'sdk' if sdk else 'plain'}"
     pace = "at once" if not think_ms else f"after {think_ms:g} ms (bomb windows at once)"
     print(
         f"\n3. Tables per referee process: 200 ms limit, {WORKERS} client processes, "
         f"seats answer {pace}, {measure_s:g} s timed per step"
     )
+    if sdk:
+        print(
+            "   Hello as the SDK says it (referee_declines, referee_passes, defer_events): round trip from a "
+            "decision to the first message\n   of a later state at any seat of its table"
+        )
+    else:
+        print("   Hello as a bot that asks for nothing (every window and turn asked, events as they happen)")
     print(STEP_HEADER)
     capacity = measure_capacity(max_tables, ladder, warmup_s, measure_s, think_ms, seed, on_step=_print_step)
     best = str(capacity.best) if capacity.best else "none of those tried"
@@ -1486,12 +1555,19 @@ def main(argv: list[str] | None = None) -> int:
         "--no-bundles", action="store_true", help="seats take one gRPC message per referee message"
     )
     parser.add_argument(
+        "--hello",
+        choices=("sdk", "plain"),
+        default="sdk",
+        help="figure 3: seats say Hello as the SDK does (default) or ask for nothing",
+    )
+    parser.add_argument(
         "--no-freeze",
         action="store_true",
         help="the referee process leaves its start-up heap to the garbage collector (tichu serve freezes it)",
     )
     args = parser.parse_args(argv)
     os.environ[BUNDLES_ENV] = "0" if args.no_bundles else "1"
+    os.environ[HELLO_ENV] = args.hello
     os.environ[FREEZE_ENV] = "0" if args.no_freeze else "1"
     if args.profile_server:
         global PROFILE_DIR  # noqa: PLW0603 (one switch for the whole run, read in ServerProcess)

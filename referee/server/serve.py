@@ -26,6 +26,14 @@ TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_REPLAY_DIR = Path("replays") / "live"
 DEFAULT_FORGET_S = 3600.0
+# grpc-core cancels the calls that wait for the server to take them once more than 1,000 wait
+# (its default): a tournament of 500 tables, or every bot reconnecting after a network blip,
+# opens 2,000 streams at once, and a few hundred of them failed with CANCELLED. The referee
+# takes each call at once, so a long queue costs little.
+SERVER_OPTIONS = (
+    ("grpc.server.max_pending_requests", 20_000),
+    ("grpc.server.max_pending_requests_hard_limit", 40_000),
+)
 PemSource = bytes | str | Path
 
 
@@ -92,7 +100,7 @@ async def start_server(
         keep_records=keep_records,
         sign=None if signing_key is None else load_signer(signing_key),
     )
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=SERVER_OPTIONS)
     service.attach(server)
     try:
         if tls_cert is not None and tls_key is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import signal
 import socket
@@ -14,9 +15,11 @@ from pathlib import Path
 import grpc
 import pytest
 
+from clients.scripted import ScriptedSeat
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
+from tests.server.support import referee, run
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the lead's cli.py does with these two functions, in a few lines.
@@ -90,3 +93,49 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
             process.kill()
         _, err = process.communicate()
     assert '"event": "server_started"' in err and '"event": "server_stopping"' in err
+
+
+def test_two_thousand_streams_that_open_at_once_are_all_welcomed() -> None:
+    """500 tables whose bots all connect at once (a tournament's start, or every bot coming back
+    after a network blip): grpc-core's default sheds calls beyond 1,000 waiting ones."""
+
+    async def scenario() -> list[str]:
+        async with referee() as ref:
+            assert ref.server is not None
+            port = ref.server.port
+            tokens = [token for _ in range(500) for token in ref.create_here()[1]]
+            # Many connections, as many bots would have; each carries some of the streams.
+            channels = [
+                grpc.aio.insecure_channel(
+                    f"127.0.0.1:{port}",
+                    options=[("grpc.use_local_subchannel_pool", 1)],
+                )
+                for _ in range(100)
+            ]
+            bots = [
+                ScriptedSeat(referee_pb2_grpc.RefereeStub(channels[i % 100]).Play, token)  # type: ignore[no-untyped-call]
+                for i, token in enumerate(tokens)
+            ]
+
+            async def welcomed(bot: ScriptedSeat) -> str:
+                try:
+                    await bot.open()
+                    message = await bot.read()
+                except grpc.aio.AioRpcError as error:  # the Hello met a call that was shed
+                    return str(error.code().name)
+                finally:
+                    if bot.call is not None:
+                        bot.call.cancel()
+                if message is None or not message.HasField("welcome"):
+                    return "no welcome" if bot.error is None else bot.error.code().name
+                return "welcome"
+
+            try:
+                return await asyncio.gather(*(welcomed(bot) for bot in bots))
+            finally:
+                for channel in channels:
+                    await channel.close()
+
+    outcomes = run(scenario(), timeout_s=120)
+    assert len(outcomes) == 2000
+    assert [o for o in outcomes if o != "welcome"] == []
