@@ -293,6 +293,18 @@ class _Seat(ScriptedSeat):
         self.keep_received = False  # a seat of a long game: no message history to walk at each GC
         self.pending: _Pending | None = None
 
+    async def prepare(self) -> None:
+        """Open the stream now and say Hello later (run): the referee takes the call now."""
+        self.call = self.open_call()
+        await self.call.wait_for_connection()
+
+    async def open(self, hello: pb.Hello | None = None) -> None:
+        """Say Hello, on the stream `prepare` opened if it did."""
+        if self.call is None:
+            self.call = self.open_call()
+        assert hello is not None  # run() always gives the Hello it means
+        await self.send(hello=hello)
+
     async def run(self) -> None:
         """Hello, then read and answer until the stream ends (or the result arrives)."""
         ended = "OK"
@@ -1144,11 +1156,17 @@ async def _drive(
     ]
     began = time.monotonic()
     connect_by = began + connect_s
-    # Every seat but the last of each table first, in every client process (the main process
-    # waits for them all): no game starts (and loads the machine) while the others are still
-    # connecting. Then the last seats, and the games start nearly together.
+    # Every seat but the last of each table connects first, in every client process (the main
+    # process waits for them all), and the last seats open their streams without a Hello: no
+    # game starts (and loads the machine) meanwhile. Then the last Hellos, and the games start
+    # nearly together. A call that the referee has taken needs no more of its accept loop,
+    # which a saturated referee runs once per event-loop iteration: seats that opened their
+    # streams once the first games ran waited tens of seconds for their Welcome.
     tasks: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
+    last_seats = [c.seats[-1] for c in clients]
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(seat.prepare() for seat in last_seats)), connect_s)
     for first, last in ((0, -1), (-1, None)):
         tasks += [asyncio.create_task(seat.run()) for c in clients for seat in c.seats[first:last]]
         while sum(c.welcomed for c in clients) < len(tasks) and time.monotonic() < connect_by:
