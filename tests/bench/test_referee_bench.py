@@ -68,7 +68,10 @@ def test_hands_per_second_with_bot_processes() -> None:
     assert hands.decisions > 0 and hands.timeouts == 0
 
 
-def test_tables_per_referee_process() -> None:
+@pytest.mark.parametrize("hello", ["sdk", "plain"])
+def test_tables_per_referee_process(hello: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The client processes read how to say Hello from the environment they start with.
+    monkeypatch.setenv(bench.HELLO_ENV, hello)
     seen: list[Any] = []
     capacity = bench.measure_capacity(
         ladder=[1, 2], warmup_s=0.3, measure_s=0.7, seed="smoke", on_step=seen.append

@@ -37,6 +37,13 @@ def test_main_prints_the_cpu_per_hand(tmp_path: Path, capsys: pytest.CaptureFixt
         r"CPU +([\d.]+) ms per hand: referee process ([\d.]+) ms, bot workers ([\d.]+) ms", out
     )
     assert figures is not None
+    # --against REV reads another checkout's bench output with this pattern.
+    assert bench.CPU_LINE.search(out) is not None
     total, referee, workers = (float(figure) for figure in figures.groups())
     assert referee > 0 and workers > 0 and abs(total - referee - workers) <= 0.2
     assert "Reproduce: .venv/bin/python bench/tournament_bench.py --hands 6 --concurrency 6" in out
+    # Messages per hand by kind: every request asked for is answered by one decision.
+    sent = re.search(r"writes to the bots carrying .*Request ([\d.]+)", out)
+    received = re.search(r"and from the bots .*Decision ([\d.]+)", out)
+    assert sent is not None and received is not None
+    assert float(sent.group(1)) > 0 and abs(float(sent.group(1)) - float(received.group(1))) <= 0.5
