@@ -25,11 +25,15 @@ run in other processes.
 2. Hands per second: one whole match between four sample bots, each a `tichu bot` process as in
    `tichu demo`: rounds scored / seconds from the match's start to its result (table records).
 3. Tables per referee process: K matches at once, four scripted seats each, driven by two client
-   processes (whole tables each), at a 200 ms decision limit. A step passes when every seat
-   connected, no decision timed out (the tables' statistics, the whole step) and the p99 round
-   trip is under 5 ms. The ladder climbs 25, 50, 100, 150, 200, ... while nothing times out, then,
-   if no step passed, steps down (10, 3, 1). `--think-ms 0,100` runs a ladder per think time
-   (bomb windows are always answered at once, as the SDK does for a hand without a bomb).
+   processes (whole tables each), at a 200 ms decision limit. The seats say Hello as the SDK
+   does (referee_declines, referee_passes, defer_events; `--hello plain` for a bot that asks for
+   none of them), and a round trip then runs from a decision to the first message of a later
+   state at any seat of its table. A step passes when every seat connected, no decision timed
+   out (the tables' statistics, the whole step) and the p99 round trip is under 5 ms; the
+   largest K with no timeout is printed too. The ladder climbs 25, 50, 100, 200, 300, 400, 500,
+   600 while nothing times out, then, if no step passed, steps down (10, 3, 1). `--think-ms
+   0,100` runs a ladder per think time (bomb windows are always answered at once, as the SDK
+   does for a hand without a bomb).
 
 The machine is shared and noisy: compare figures of one run with each other, and read them with
 the load average printed beside them.
@@ -1360,7 +1364,7 @@ class Capacity:
 
 
 def measure_capacity(
-    max_tables: int = 200,
+    max_tables: int = 600,
     ladder: Sequence[int] | None = None,
     warmup_s: float = 1.0,
     measure_s: float = 4.0,
@@ -1559,7 +1563,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--match-rules", help="figure 2: rules_json of the match (default: official, to 1000)"
     )
-    parser.add_argument("--max-tables", type=int, help="figure 3: the ladder's cap (default 200)")
+    parser.add_argument("--max-tables", type=int, help="figure 3: the ladder's cap (default 600)")
     parser.add_argument("--tables", help="figure 3: the steps, e.g. 25,50 (default: the ladder)")
     parser.add_argument("--measure-s", type=float, help="figure 3: seconds timed per step (default 4)")
     parser.add_argument("--warmup-s", type=float, help="figure 3: seconds before timing (default 1)")
@@ -1610,7 +1614,7 @@ def main(argv: list[str] | None = None) -> int:
         ladder = [int(k) for k in args.tables.split(",")] if args.tables else ([5, 25] if quick else None)
         for think_ms in (float(t) for t in (args.think_ms or ("0" if quick else "0,100")).split(",")):
             summary += _figure_tables(
-                args.max_tables or 200,
+                args.max_tables or 600,
                 ladder,
                 args.measure_s or (1.5 if quick else 4.0),
                 args.warmup_s if args.warmup_s is not None else (0.5 if quick else 1.0),
