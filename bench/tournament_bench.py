@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +58,34 @@ BOTS = (
     ("showcase", "clients.showcase_bot:ShowcaseBot"),
 )
 HANDS_PER_GAME = 4  # the tournament preset
+# The Bot settings --bot-option may change: how the SDK asks and how it calls the bot.
+BOT_SETTINGS = ("referee_declines", "referee_passes", "blocking")
 
 
-def write_config(folder: Path, hands: int, concurrency: int, seed: str) -> Path:
+# --bot-option NAME=VALUE: the sample bots with a Bot setting changed (e.g. referee_passes=0,
+# blocking=1), as subclasses in a module written beside the config; what each SDK choice costs.
+OPTIONS_MODULE = "bench_bot_options"
+
+
+def write_bot_options(folder: Path, options: dict[str, bool]) -> list[tuple[str, str]]:
+    """A module in `folder` with each sample bot given `options`; the entrants' (name, spec)."""
+    lines = ['"""The sample bots with other Bot settings (bench/tournament_bench.py --bot-option)."""\n']
+    for _, spec in BOTS:
+        module, name = spec.split(":")
+        lines.append(f"from {module} import {name} as _{name}\n\n\nclass {name}(_{name}):")
+        lines.append(f'    """{name} with {options}."""\n')
+        lines += [f"    {key} = {value!r}" for key, value in options.items()]
+        lines.append("")
+    (folder / f"{OPTIONS_MODULE}.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [(name, f"{OPTIONS_MODULE}:{spec.split(':')[1]}") for name, spec in BOTS]
+
+
+def write_config(
+    folder: Path, hands: int, concurrency: int, seed: str, bots: Sequence[tuple[str, str]] = BOTS
+) -> Path:
     """The benchmark's tournament config in `folder`; its path."""
-    per_pairing = math.ceil(hands / math.comb(len(BOTS), 2))
-    entrants = "".join(f'\n[[entrants]]\nname = "{name}"\nbot = "{spec}"\n' for name, spec in BOTS)
+    per_pairing = math.ceil(hands / math.comb(len(bots), 2))
+    entrants = "".join(f'\n[[entrants]]\nname = "{name}"\nbot = "{spec}"\n' for name, spec in bots)
     text = f"""# Written by bench/tournament_bench.py
 [tournament]
 name = "bench"
@@ -247,11 +269,34 @@ def main(argv: list[str] | None = None) -> int:
         help="also run this bench as that git revision has it, alternating with this tree (A B B A)",
     )
     parser.add_argument("--no-in-process", action="store_true", help="skip the in-process figure")
+    parser.add_argument(
+        "--bot-option",
+        action="append",
+        default=[],
+        metavar="NAME=0|1",
+        help="play the sample bots with this Bot setting (e.g. referee_passes=0, blocking=1); repeatable",
+    )
     args = parser.parse_args(argv)
+    options = {}
+    for option in args.bot_option:
+        key, _, value = option.partition("=")
+        if key not in BOT_SETTINGS or value not in ("0", "1"):
+            parser.error(f"--bot-option {option}: give one of {', '.join(BOT_SETTINGS)} as NAME=0 or NAME=1")
+        options[key] = value == "1"
+    if options and args.against:
+        parser.error("--against runs the other checkout's own sample bots: give it without --bot-option")
     with tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        config_path = write_config(folder, args.hands, args.concurrency, args.seed)
+        bots: Sequence[tuple[str, str]] = BOTS
+        if options:
+            bots = write_bot_options(folder, options)
+            # Found by this process (the in-process figure) and by the workers it starts.
+            sys.path.insert(0, str(folder))
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(folder), os.environ.get("PYTHONPATH")])
+            )
+        config_path = write_config(folder, args.hands, args.concurrency, args.seed, bots)
         config = load_config(config_path)
         if config.database.exists():
             print(f"{config.database} exists already: give an empty --keep folder", file=sys.stderr)
@@ -267,11 +312,15 @@ def main(argv: list[str] | None = None) -> int:
                 theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
                 theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
                 (folder / "again").mkdir(exist_ok=True)
-                again = load_config(write_config(folder / "again", args.hands, args.concurrency, args.seed))
+                again = load_config(
+                    write_config(folder / "again", args.hands, args.concurrency, args.seed, bots)
+                )
                 ours_again.append(play(again, io.StringIO())[1])
         standings = stored_standings(config, rows)
         hands = run.hands
         print(f"Tournament bench: {len(BOTS)} sample bots, round robin, duplicate, tournament preset")
+        if options:
+            print(f"  bots         the sample bots with {', '.join(args.bot_option)}")
         print(f"  games        {run.games} of {len(rows)} ({run.forfeits} forfeits)")
         print(f"  hands        {hands}")
         print(f"  wall time    {run.wall_s:.1f} s (referee, workers' start and the standings included)")
@@ -325,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  leader       {standings.leader}")
         keep = f" --keep {args.keep}" if args.keep else ""
         against = f" --against {args.against}" if args.against else ""
+        against += "".join(f" --bot-option {option}" for option in args.bot_option)
         print(
             "Reproduce: .venv/bin/python bench/tournament_bench.py "
             f"--hands {args.hands} --concurrency {args.concurrency} --seed {args.seed}{keep}{against}"
