@@ -265,9 +265,10 @@ def result_to_proto(result: MatchResult) -> pb.MatchResult:
     )
 
 
-def message_to_proto(message: OutMessage) -> pb.RefereeMessage:
-    """A message for a seat on the wire (a request's legal answers are listed now)."""
-    wire = pb.RefereeMessage()
+def message_to_proto(message: OutMessage, into: pb.RefereeMessage | None = None) -> pb.RefereeMessage:
+    """A message for a seat on the wire (a request's legal answers are listed now), filled in
+    place into `into` when given (a Bundle's next message: no copy of what it holds)."""
+    wire = pb.RefereeMessage() if into is None else into
     if isinstance(message, EventMessage):
         event = wire.event  # filled in place: cheaper than building and copying one
         event.seq = message.seq

@@ -358,16 +358,20 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 step = MAX_BUNDLE if bundles else 1
                 sent = self.traffic.sent
                 for start in range(0, len(taken), step):
-                    batch = []
-                    for message in cast(list[OutMessage], taken[start : start + step]):
+                    batch = cast(list[OutMessage], taken[start : start + step])
+                    envelope = pb.RefereeMessage()
+                    # A Bundle's messages are made inside it: copying a request in would copy
+                    # every legal action it lists once more.
+                    inside = envelope.bundle.messages if len(batch) > 1 else None
+                    for message in batch:
                         sent[type(message).__name__] += 1
                         # A request's legal actions are listed here, as it leaves, and its clock
                         # starts once they are: that time is the referee's, not the bot's.
-                        batch.append(message_to_proto(message))
+                        message_to_proto(message, envelope if inside is None else inside.add())
                         if isinstance(message, Request):
                             table.delivered(conn, message.request_id)
                     self.traffic.writes += 1
-                    yield batch[0] if len(batch) == 1 else pb.RefereeMessage(bundle=pb.Bundle(messages=batch))
+                    yield envelope
                 if close is not None:
                     if close.code is not None:
                         await _abort(context, grpc.StatusCode[close.code], close.details)
