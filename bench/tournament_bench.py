@@ -13,6 +13,14 @@ played: this process (the referee, the runner, the store) and the bot worker pro
 runner waits for every worker it started before it returns (it closes their input, then kills
 the ones still running after WORKER_STOP_S), so their CPU time is in RUSAGE_CHILDREN by then;
 the bench checks that no child process is left, and says so if one is.
+
+It also prints the messages per hand by kind (the referee's service counts every write and
+every message inside a Bundle), the CPU per hand when the same bots play the same games' deals
+in this process (clients.local, on the same match core: what gRPC costs), and with `--against
+REV` the same tournament as git revision REV has it, run in a worktree of its own so that its
+workers import its SDK and bots, alternating with this tree (A B B A) so that the machine's
+noise hits both alike. `--bot-option referee_passes=0` (repeatable; referee_declines, blocking)
+plays the sample bots with one SDK setting changed, to see what each costs.
 """
 
 from __future__ import annotations
@@ -254,6 +262,14 @@ def checkout(revision: str) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _restore_path(path: list[str], pythonpath: str | None) -> None:
+    sys.path[:] = path
+    if pythonpath is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = pythonpath
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(
@@ -285,17 +301,21 @@ def main(argv: list[str] | None = None) -> int:
         options[key] = value == "1"
     if options and args.against:
         parser.error("--against runs the other checkout's own sample bots: give it without --bot-option")
-    with tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch,
+        contextlib.ExitStack() as restore,
+    ):
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         bots: Sequence[tuple[str, str]] = BOTS
         if options:
             bots = write_bot_options(folder, options)
-            # Found by this process (the in-process figure) and by the workers it starts.
+            # Found by this process (the in-process figure) and by the workers it starts; as it
+            # was again afterwards (main runs inside the tests too).
+            path, pythonpath = list(sys.path), os.environ.get("PYTHONPATH")
             sys.path.insert(0, str(folder))
-            os.environ["PYTHONPATH"] = os.pathsep.join(
-                filter(None, [str(folder), os.environ.get("PYTHONPATH")])
-            )
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), pythonpath]))
+            restore.callback(_restore_path, path, pythonpath)
         config_path = write_config(folder, args.hands, args.concurrency, args.seed, bots)
         config = load_config(config_path)
         if config.database.exists():

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +49,37 @@ def test_main_prints_the_cpu_per_hand(tmp_path: Path, capsys: pytest.CaptureFixt
     received = re.search(r"and from the bots .*Decision ([\d.]+)", out)
     assert sent is not None and received is not None
     assert float(sent.group(1)) > 0 and abs(float(sent.group(1)) - float(received.group(1))) <= 0.5
+
+
+def test_bot_options_play_the_sample_bots_with_another_sdk_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--hands", "6", "--concurrency", "6", "--keep", str(tmp_path / "run")]
+    assert bench.main([*argv, "--bot-option", "referee_passes=0", "--no-in-process"]) == 0
+    out = capsys.readouterr().out
+    assert "the sample bots with referee_passes=0" in out
+    module = (tmp_path / "run" / f"{bench.OPTIONS_MODULE}.py").read_text(encoding="utf-8")
+    assert module.count("referee_passes = False") == 3
+    # Asked on every turn, passes included: more requests than with the referee passing.
+    asked = re.search(r"carrying .*Request ([\d.]+)", out)
+    assert asked is not None
+    assert (
+        bench.main(
+            ["--hands", "6", "--concurrency", "6", "--keep", str(tmp_path / "plain"), "--no-in-process"]
+        )
+        == 0
+    )
+    plain = re.search(r"carrying .*Request ([\d.]+)", capsys.readouterr().out)
+    assert plain is not None and float(asked.group(1)) > float(plain.group(1))
+
+
+def test_a_bot_option_must_be_a_setting_of_the_sdk() -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--bot-option", "strict=1"])
+
+
+def test_bot_options_leave_the_import_path_as_it_was(tmp_path: Path) -> None:
+    before = (list(sys.path), os.environ.get("PYTHONPATH"))
+    argv = ["--hands", "6", "--concurrency", "6", "--keep", str(tmp_path), "--no-in-process"]
+    assert bench.main([*argv, "--bot-option", "blocking=1"]) == 0
+    assert (list(sys.path), os.environ.get("PYTHONPATH")) == before
