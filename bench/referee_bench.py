@@ -382,6 +382,11 @@ class _Seat(ScriptedSeat):
             return
         else:
             return
+        self._timed(pending, arrived)
+
+    def _timed(self, pending: _Pending, arrived: float) -> None:
+        """The decision's effect arrived: keep its round trip, unless another seat's answer to
+        the same question was the one that completed it."""
         self.pending = None
         last = self.table.last_together == (pending.version, pending.kind, self.index)
         if pending.kind in TOGETHER and not last:
@@ -408,11 +413,7 @@ class _Seat(ScriptedSeat):
                 return
         else:
             return
-        self.pending = None
-        last = self.table.last_together == (pending.version, pending.kind, self.index)
-        if pending.kind in TOGETHER and not last:
-            return  # not the answer that completed the question
-        self.table.samples.add(LABELS.get(pending.kind, "other"), pending.sent, arrived - pending.sent)
+        self._timed(pending, arrived)
 
     async def answer(self, request: pb.DecisionRequest) -> None:
         """Wait at the gate (figure 1) and think (figure 3), then answer with the policy."""

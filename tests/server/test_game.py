@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 
 from structlog.testing import capture_logs
 
@@ -123,57 +124,62 @@ def test_the_tournament_preset_plays_its_fixed_rounds() -> None:
     run(scenario())
 
 
-def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() -> None:
-    async def scenario() -> tuple[list[Bot], list[Line]]:
-        async with referee() as ref:
-            response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed="bundles")
-            bots = [
-                Bot(ref, token, random_policy(f"b/{seat}")) for seat, token in enumerate(response.seat_tokens)
-            ]
-            for seat, bot in enumerate(bots):
-                bot.accept_bundles = seat % 2 == 0
-                await bot.open()
-            await asyncio.gather(*(bot.play() for bot in bots))
-            return bots, ref.table(response.match_id).records
+async def two_rounds(
+    seed: str, open_seat: Callable[[int, Bot], Awaitable[None]]
+) -> tuple[list[Bot], list[Line]]:
+    """A match of two rounds between random seats, each opened by `open_seat`; the bots and the
+    table's records."""
+    async with referee() as ref:
+        response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed=seed)
+        bots = [
+            Bot(ref, token, random_policy(f"{seed}/{seat}"))
+            for seat, token in enumerate(response.seat_tokens)
+        ]
+        for seat, bot in enumerate(bots):
+            await open_seat(seat, bot)
+        await asyncio.gather(*(bot.play() for bot in bots))
+        return bots, ref.table(response.match_id).records
 
-    bots, records = run(scenario())
+
+def assert_one_result_and_every_event_once(bots: list[Bot], records: list[Line]) -> None:
+    """Every seat has the same result, and saw every event it may see, in order, exactly once."""
     assert all(bot.result is not None and bot.result == bots[0].result for bot in bots)
-    # Bot.read asserts that a bot that did not accept Bundles never gets one.
-    assert [bot.bundles > 0 for bot in bots] == [True, False, True, False]
-    # Unbundled, each seat sees every event it may see, in order, exactly once.
     for seat, bot in enumerate(bots):
         seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
         expected = [r.data for r in records if isinstance(r, EventRecord) and r.private_to in (None, seat)]
         assert seen == expected, seat
 
 
+def test_bundles_only_reach_bots_that_accept_them_and_carry_the_same_messages() -> None:
+    async def open_seat(seat: int, bot: Bot) -> None:
+        bot.accept_bundles = seat % 2 == 0
+        await bot.open()
+
+    bots, records = run(two_rounds("bundles", open_seat))
+    # Bot.read asserts that a bot that did not accept Bundles never gets one.
+    assert [bot.bundles > 0 for bot in bots] == [True, False, True, False]
+    # Unbundled, each seat sees every event it may see, in order, exactly once.
+    assert_one_result_and_every_event_once(bots, records)
+
+
 def test_seats_that_ask_the_referee_to_decline_and_pass_are_not_asked_and_see_every_event() -> None:
     """Hello.referee_declines, referee_passes and defer_events over real gRPC, beside seats that
     ask for none of them (the protocol as it was): the same game for all four."""
 
-    async def scenario() -> tuple[list[Bot], list[Line]]:
-        async with referee() as ref:
-            response = await ref.create(rules_json='{"match_mode": "fixed_rounds:2"}', seed="delivery")
-            bots = [
-                Bot(ref, token, random_policy(f"d/{seat}")) for seat, token in enumerate(response.seat_tokens)
-            ]
-            for seat, bot in enumerate(bots):
-                asks = seat % 2 == 0
-                hello = pb.Hello(
-                    token=bot.token,
-                    bot_name=f"bot{seat}",
-                    protocol_version=1,
-                    accept_bundles=True,
-                    referee_declines=asks,
-                    referee_passes=asks,
-                    defer_events=asks,
-                )
-                await bot.open(hello)
-            await asyncio.gather(*(bot.play() for bot in bots))
-            return bots, ref.table(response.match_id).records
+    async def open_seat(seat: int, bot: Bot) -> None:
+        asks = seat % 2 == 0
+        hello = pb.Hello(
+            token=bot.token,
+            bot_name=f"bot{seat}",
+            protocol_version=1,
+            accept_bundles=True,
+            referee_declines=asks,
+            referee_passes=asks,
+            defer_events=asks,
+        )
+        await bot.open(hello)
 
-    bots, records = run(scenario())
-    assert all(bot.result is not None and bot.result == bots[0].result for bot in bots)
+    bots, records = run(two_rounds("delivery", open_seat))
 
     def only(request: pb.DecisionRequest, kind: str) -> bool:
         # A Tichu call is not a listed action but the request's can_call_tichu.
@@ -184,10 +190,8 @@ def test_seats_that_ask_the_referee_to_decline_and_pass_are_not_asked_and_see_ev
         forced_passes = [r for r in requests if r.kind == pb.DECISION_KIND_PLAY and only(r, "pass_turn")]
         bare_windows = [r for r in requests if r.kind == pb.DECISION_KIND_BOMB_WINDOW and only(r, "decline")]
         assert (not forced_passes and not bare_windows) if seat % 2 == 0 else (forced_passes and bare_windows)
-        # Held or not, each seat hears every event it may see, in order, exactly once.
-        seen = [json.loads(m.event.json) for m in bot.received if m.WhichOneof("kind") == "event"]
-        expected = [r.data for r in records if isinstance(r, EventRecord) and r.private_to in (None, seat)]
-        assert seen == expected, seat
+    # Held or not, each seat hears every event it may see, in order, exactly once.
+    assert_one_result_and_every_event_once(bots, records)
     by_referee = {r.seat for r in records if isinstance(r, DecisionRecord) and r.by_referee}
     declined_for = {s for r in records if isinstance(r, WindowRecord) for s in r.referee_declined}
     assert by_referee == declined_for == {0, 2}
