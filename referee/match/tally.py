@@ -86,9 +86,10 @@ class Tally:
             self.add_event(record.event)
         elif isinstance(record, DecisionRecord):
             seat = self.seats[record.seat]
-            seat.decisions += 1
-            seat.think_ms.append(float(record.time_used_ms))
             seat.bank_left_ms = record.bank_left_ms
+            if not record.by_referee:  # the referee's pass is neither the bot's decision nor its time
+                seat.decisions += 1
+                seat.think_ms.append(float(record.time_used_ms))
         elif isinstance(record, WindowRecord):
             for seat_number, used in record.times_ms:
                 seat = self.seats[seat_number]

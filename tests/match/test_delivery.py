@@ -169,6 +169,11 @@ def test_referee_passes_play_the_same_game_with_fewer_requests(seed: int) -> Non
     assert sorted((r.seat, r.version) for r in by_referee) == sorted(forced)
     plain_turns = len(requests_of(plain_out, DecisionKind.PLAY))
     assert plain_turns - len(requests_of(passed_out, DecisionKind.PLAY)) == len(by_referee)
+    # The seat's statistics count what it decided, as for the windows declined for it.
+    for counted in passed.tally.seats:
+        asked = [r for r in passed_records if isinstance(r, DecisionRecord) and r.seat == counted.seat]
+        timed = [s for r in passed_records if isinstance(r, WindowRecord) for s, _ in r.times_ms]
+        assert counted.decisions == sum(not r.by_referee for r in asked) + timed.count(counted.seat)
     # The line says so only when it is so, reads back as written, and the replay re-runs.
     assert all(DecisionRecord.from_json(r.to_json()) == r for r in by_referee)
     assert (
