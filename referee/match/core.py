@@ -796,7 +796,7 @@ class Match:
         for event in events:
             data = event.to_json()
             entry = self._log_event(event, version, data)
-            self._write(EventRecord.of(version, event, t_ms, data))
+            self._write(EventRecord.of(version, event, t_ms, data, entry.json))
             for slot in self._seats:
                 if event.visible_to(slot.seat):
                     slot.seq += 1

@@ -337,11 +337,16 @@ class EventRecord:
     # The event's JSON form, made once: the wire, the spectators' logs and the file share it.
     data: Json = field(compare=False, repr=False)
     t_ms: float = 0.0
+    # `data` as compact JSON text when the match core made it for the wire ("" otherwise): the
+    # replay writer puts it in the line as it is instead of encoding the event again.
+    text: str = field(default="", compare=False, repr=False)
 
     @classmethod
-    def of(cls, version: int, event: Event, t_ms: float, data: Json | None = None) -> EventRecord:
+    def of(
+        cls, version: int, event: Event, t_ms: float, data: Json | None = None, text: str = ""
+    ) -> EventRecord:
         """The record of `event` (its JSON form computed here unless given)."""
-        return cls(version, event.private_to, event, event.to_json() if data is None else data, t_ms)
+        return cls(version, event.private_to, event, event.to_json() if data is None else data, t_ms, text)
 
     def to_json(self) -> Json:
         """The JSON form."""
