@@ -7,7 +7,8 @@ pings at once and queues everything else; a worker handles the queue in order, c
 that does not say it blocks has answered a few times within INLINE_BUDGET_S: its calls then run
 inline (a thread hop costs more than a quick answer), and go back to the thread for good once
 one of them runs past the budget. The Hello asks the referee to decline the windows the bot
-could only decline and, for a bot that does not listen to events, to hold them until its next
+could only decline and to pass on the turns it could only pass (Bot.referee_declines and
+referee_passes) and, for a bot that does not listen to events, to hold them until its next
 request. If the stream drops, the bot reconnects with the same token, a few times with growing
 pauses, and carries on from the referee's new Snapshot.
 """

@@ -33,6 +33,7 @@ from referee.match.messages import (
     Output,
     Received,
     Request,
+    SeatOptions,
     Send,
     Tick,
     Write,
@@ -118,8 +119,8 @@ class _LocalMatch:
         self._carry_out(self.match.drain())
         for seat, bot in enumerate(bots):
             # As the SDK's Hello asks (clients.connect): the same requests as over gRPC.
-            declines, passes = bot.referee_declines, bot.referee_passes
-            self._feed(Connect(seat, seat, bot.name, bot.version, declines, referee_passes=passes))
+            options = SeatOptions(bot.referee_declines, referee_passes=bot.referee_passes)
+            self._feed(Connect(seat, seat, bot.name, bot.version, options))
 
     def _feed(self, item: Input) -> None:
         self._carry_out(self.match.handle(item, self.now))

@@ -61,7 +61,7 @@ from referee.match.messages import (
     Welcome,
     Write,
 )
-from referee.match.moves import Rerun, apply_move, initial_state, only_passes, rerun, resolve_window
+from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window, sole_action
 from referee.match.proof import Chain, SeedSecret, Signer, new_header
 from referee.match.records import (
     PROTOCOL_VERSION,
@@ -102,6 +102,7 @@ from referee.rules import (
     Decline,
     Event,
     IllegalActionError,
+    Pass,
     Phase,
     RulesError,
     State,
@@ -508,8 +509,7 @@ class Match:
         if not slot.bot_name:
             slot.bot_name = item.bot_name
         slot.bot_version = item.bot_version
-        slot.referee_declines, slot.defer_events = item.referee_declines, item.defer_events
-        slot.referee_passes = item.referee_passes
+        slot.options = item.options
         self._out.append(Accepted(item.stream))
         self._send(slot, self._welcome(item.seat))
         self._send(slot, self._snapshot(item.seat, now))
@@ -802,7 +802,7 @@ class Match:
                     slot.seq += 1
                     if slot.stream is not None:
                         message = EventMessage(slot.seq, version, entry.type, entry.json)
-                        if slot.defer_events:
+                        if slot.options.defer_events:
                             slot.held.append(message)
                         else:
                             out.append(Send(slot.stream.id, message))
@@ -826,10 +826,11 @@ class Match:
                 kind = owed(self.state, seat)
                 assert kind is not None, f"seat {seat} owes no decision"
                 slot = self._seats[seat]
-                declined = slot.referee_declines and kind is DecisionKind.BOMB_WINDOW
+                declined = slot.options.referee_declines and kind is DecisionKind.BOMB_WINDOW
                 if declined and requests.decline_for(self.state, seat, now):
                     continue
-                if slot.referee_passes and kind is DecisionKind.PLAY and only_passes(self.state, seat):
+                passes = slot.options.referee_passes and kind is DecisionKind.PLAY
+                if passes and isinstance(sole_action(self.state, seat), Pass):
                     # The pass moves the game on, and syncs the requests of the state it makes.
                     self._pass_for(slot, now)
                     return

@@ -87,6 +87,18 @@ Message = Decision | OutOfTurn | Ping | Pong | Hello
 
 
 @dataclass(frozen=True, slots=True)
+class SeatOptions:
+    """What a seat's Hello asked of the referee beyond the protocol's defaults (all off)."""
+
+    referee_declines: bool = False  # Hello.referee_declines: not asked into windows it can only decline
+    defer_events: bool = False  # Hello.defer_events: events held until its next request
+    referee_passes: bool = False  # Hello.referee_passes: not asked on turns it can only pass
+
+
+NO_OPTIONS = SeatOptions()  # the protocol as it was: asked every time, events as they happen
+
+
+@dataclass(frozen=True, slots=True)
 class Connect:
     """A stream whose token named `seat` asks to take it; `stream` is the shell's id for it."""
 
@@ -94,9 +106,7 @@ class Connect:
     seat: int
     bot_name: str = ""
     bot_version: str = ""
-    referee_declines: bool = False  # Hello.referee_declines: not asked into windows it can only decline
-    defer_events: bool = False  # Hello.defer_events: events held until its next request
-    referee_passes: bool = False  # Hello.referee_passes: not asked on turns it can only pass
+    options: SeatOptions = NO_OPTIONS
 
 
 @dataclass(frozen=True, slots=True)

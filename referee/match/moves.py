@@ -50,18 +50,12 @@ from referee.rules import (
 from referee.rules.events import Called, Played
 
 
-def only_declines(state: State, seat: int) -> bool:
-    """Whether declining is all `seat` could answer the open window with (no bomb, no Tichu call):
-    when the referee may decline for it (Hello.referee_declines)."""
+def sole_action(state: State, seat: int) -> Action | None:
+    """The one thing `seat` may do now, if there is only one (no other play, no bomb, no Tichu
+    call): a decline or a pass is then one the referee may make for it (Hello.referee_declines,
+    Hello.referee_passes)."""
     actions = legal_actions(state, seat)
-    return len(actions) == 1 and isinstance(actions[0], Decline)
-
-
-def only_passes(state: State, seat: int) -> bool:
-    """Whether passing is all `seat` could do on its turn (nothing beats the table, no bomb, no
-    Tichu call): when the referee may pass for it (Hello.referee_passes)."""
-    actions = legal_actions(state, seat)
-    return len(actions) == 1 and isinstance(actions[0], Pass)
+    return actions[0] if len(actions) == 1 else None
 
 
 class ReplayMismatchError(Exception):
@@ -278,9 +272,8 @@ class _Checker:
                 raise ReplayMismatchError(
                     line, f"seat {record.seat} answered a {record.decision} request, but it owed {kind}"
                 )
-            if record.by_referee and (
-                kind is not DecisionKind.PLAY or not only_passes(run.state, record.seat)
-            ):
+            # A pass is the sole action only on one's turn (R-TRICK-3), so the kind follows.
+            if record.by_referee and not isinstance(sole_action(run.state, record.seat), Pass):
                 raise ReplayMismatchError(
                     line, f"the referee passed for seat {record.seat}, which could do more than pass"
                 )
@@ -316,7 +309,8 @@ class _Checker:
                     line, f"seat {seat} timed out in this window, so its answer is decline (R-DEF-1)"
                 )
         for seat in record.referee_declined:
-            if not isinstance(answers.get(seat), Decline) or not only_declines(state, seat):
+            declined = isinstance(answers.get(seat), Decline)
+            if not declined or not isinstance(sole_action(state, seat), Decline):
                 raise ReplayMismatchError(
                     line, f"the referee declined this window for seat {seat}, which could bomb or call"
                 )

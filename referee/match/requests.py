@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from referee.match.clock import ClockSettings, ms
 from referee.match.messages import BadAction, Decision, OutOfTurn, RejectionReason, Request
-from referee.match.moves import only_declines
+from referee.match.moves import sole_action
 from referee.rules import (
     Action,
     CallTichu,
@@ -156,7 +156,7 @@ class Requests:
     def decline_for(self, state: State, seat: int, now: float) -> bool:
         """Decline the open window for `seat` without asking it, if declining is all it could do
         (the engine lists no bomb and no Tichu call for it); whether it did."""
-        if not only_declines(state, seat):
+        if not isinstance(sole_action(state, seat), Decline):
             return False
         if self.window_opened_at is None:
             self.window_opened_at = now  # the window's end is the same as if it had been asked

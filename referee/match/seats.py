@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from referee.match.clock import ClockSettings
-from referee.match.messages import EventMessage, Output, Send
+from referee.match.messages import NO_OPTIONS, EventMessage, Output, SeatOptions, Send
 
 # Flood protection per stream: a token bucket of RATE_PER_S messages a second with bursts up to
 # BURST, on top of one free message for each request or ping the referee sent (the answers it
@@ -78,9 +78,7 @@ class SeatState:
     bank_s: float = 0.0
     seq: int = 0  # the events this seat has been sent (its GameEvent.seq)
     rate_limited: int = 0  # not in the replay: a flood would swamp it
-    referee_declines: bool = False  # as the current stream's Hello asked
-    defer_events: bool = False
-    referee_passes: bool = False
+    options: SeatOptions = NO_OPTIONS  # as the current stream's Hello asked
     held: list[EventMessage] = field(default_factory=list)  # events deferred until its next request
 
     def release(self, out: list[Output] | None) -> None:

@@ -26,6 +26,7 @@ from referee.match.messages import (
     Request,
     ResultMessage,
     SeatInfo,
+    SeatOptions,
     SeatStatus,
     SentAction,
     Snapshot,
@@ -205,6 +206,11 @@ def wire_actions(actions: Sequence[Action]) -> list[pb.Action]:
 
 
 # ----------------------------------------------------------------------------------- messages
+
+
+def seat_options_from_proto(hello: pb.Hello) -> SeatOptions:
+    """What a Hello asks of the referee beyond the protocol's defaults."""
+    return SeatOptions(hello.referee_declines, hello.defer_events, hello.referee_passes)
 
 
 def message_from_proto(msg: pb.BotMessage) -> Message | None:

@@ -39,6 +39,7 @@ from referee.server.codec import (
     message_to_proto,
     result_to_proto,
     seat_info_to_proto,
+    seat_options_from_proto,
 )
 from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
@@ -61,12 +62,6 @@ class Traffic:
     writes: int = 0  # gRPC messages sent (a Bundle is one)
     sent: Counter[str] = field(default_factory=Counter)  # messages sent by kind, inside bundles too
     received: Counter[str] = field(default_factory=Counter)  # bot messages by kind, the Hello too
-
-    def add(self, other: Traffic) -> None:
-        """Count `other`'s messages in this one's."""
-        self.writes += other.writes
-        self.sent.update(other.sent)
-        self.received.update(other.received)
 
 
 class MatchExistsError(ValueError):
@@ -333,14 +328,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         table, seat = found
         try:
-            conn = table.connect(
-                seat,
-                hello.bot_name,
-                hello.bot_version,
-                referee_declines=hello.referee_declines,
-                defer_events=hello.defer_events,
-                referee_passes=hello.referee_passes,
-            )
+            conn = table.connect(seat, hello.bot_name, hello.bot_version, seat_options_from_proto(hello))
         except SeatUnavailableError as error:
             self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))

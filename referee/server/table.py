@@ -21,6 +21,7 @@ from typing import Any
 from referee.log import get_logger
 from referee.match import ClockSettings, LogEntry, Match, MatchResult
 from referee.match.messages import (
+    NO_OPTIONS,
     Accepted,
     Close,
     Connect,
@@ -37,6 +38,7 @@ from referee.match.messages import (
     Received,
     Refused,
     SeatInfo,
+    SeatOptions,
     Send,
     Stop,
     Tick,
@@ -206,19 +208,14 @@ class Table:
         seat: int,
         bot_name: str = "",
         bot_version: str = "",
-        *,
-        referee_declines: bool = False,
-        defer_events: bool = False,
-        referee_passes: bool = False,
+        options: SeatOptions = NO_OPTIONS,
     ) -> Connection:
         """Attach a new stream to `seat` (after its token was checked); raises SeatUnavailableError."""
         stream = self._next_stream
         self._next_stream += 1
         conn = Connection(seat, stream)
         self._connections[stream] = conn
-        self._feed(
-            Connect(stream, seat, bot_name, bot_version, referee_declines, defer_events, referee_passes), conn
-        )
+        self._feed(Connect(stream, seat, bot_name, bot_version, options), conn)
         answer = self._answers.pop(stream, None)
         if not isinstance(answer, Accepted):
             del self._connections[stream]

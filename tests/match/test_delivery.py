@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from referee.match import Match
-from referee.match.messages import Connect, EventMessage, Output, Request, ResultMessage, Send
+from referee.match.messages import Connect, EventMessage, Output, Request, ResultMessage, SeatOptions, Send
 from referee.match.moves import ReplayMismatchError, rerun
 from referee.match.records import DecisionRecord, Record, WindowRecord
 from referee.rules import DecisionKind, legal_actions
@@ -38,15 +38,8 @@ def play(seed: int, *, declines: bool, defer: bool, passes: bool = False) -> tup
     match = new_match(seed=seed)
     given: list[Output] = []
     for seat in range(match.players):
-        hello = Connect(
-            stream(seat),
-            seat,
-            f"bot{seat}",
-            "1.0",
-            referee_declines=declines,
-            defer_events=defer,
-            referee_passes=passes,
-        )
+        options = SeatOptions(referee_declines=declines, defer_events=defer, referee_passes=passes)
+        hello = Connect(stream(seat), seat, f"bot{seat}", "1.0", options)
         given += match.handle(hello, 0.0)
     outputs, _ = play_out(match, [quick(f"d{seed}/{s}") for s in range(match.players)], 0.0, given=given)
     return match, given + outputs
