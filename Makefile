@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench proto clean
+.PHONY: demo test test-pure test-compiled fast pure lint bench proto clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -20,10 +20,39 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+# The whole suite on the pure engine, then again on the compiled one (the step says why it is
+# skipped on a machine with no C compiler).
+test: lint test-pure test-compiled
+
+test-pure: $(STAMP)
 	$(BIN)/pytest -n 2
 
-bench: $(STAMP)
+# A copy of the tree with referee/rules compiled by mypyc in it (setup.py), so that this tree
+# stays pure; PYTHONPATH puts the copy first for the suite and the commands it starts.
+COMPILED := build/compiled
+$(COMPILED)/.built: $(STAMP) setup.py $(wildcard referee/rules/*.py)
+	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
+	git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -c | tar -x -C $(COMPILED)
+	cd $(COMPILED) && TICHU_COMPILE=1 $(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace >build.log 2>&1 \
+		|| { tail -20 build.log; exit 1; }
+	cd $(COMPILED) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -c "import referee.rules as r; assert r.COMPILED"
+	touch $@
+
+test-compiled: $(STAMP)
+	@if command -v cc >/dev/null 2>&1; then \
+		$(MAKE) $(COMPILED)/.built && cd $(COMPILED) && \
+		TICHU_EXPECT_COMPILED=1 PYTHONPATH=$(CURDIR)/$(COMPILED) $(CURDIR)/$(BIN)/pytest -n 2 -p no:cacheprovider; \
+	else echo "test-compiled: skipped, no C compiler (cc) on this machine"; fi
+
+# The compiled engine in this tree itself, for bot authors (`make pure` undoes it).
+fast: $(STAMP)
+	TICHU_COMPILE=1 $(BIN)/python setup.py --quiet build_ext --inplace
+	$(BIN)/python -c "import referee.rules as r; assert r.COMPILED, 'the compiled build did not load'"
+
+pure:
+	rm -f referee/rules/*.so referee/*.so
+
+bench: $(STAMP) $(COMPILED)/.built
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
@@ -34,5 +63,5 @@ bench: $(STAMP)
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate
 
-clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+clean: pure
+	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache .hypothesis

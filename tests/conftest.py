@@ -17,3 +17,20 @@ def _keep_the_logging_configuration() -> Iterator[None]:
     saved = structlog.get_config()
     yield
     structlog.configure(**saved)
+
+
+def pytest_report_header() -> str:
+    """Which build of the engine this run tests."""
+    import referee.rules
+
+    return f"rules engine: {'compiled (mypyc)' if referee.rules.COMPILED else 'pure Python'}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A run that asks for the compiled engine (make test-compiled) refuses to test the pure one."""
+    import os
+
+    import referee.rules
+
+    if os.environ.get("TICHU_EXPECT_COMPILED") == "1" and not referee.rules.COMPILED:
+        raise pytest.UsageError(f"TICHU_EXPECT_COMPILED=1, but {referee.rules.__file__} is pure Python")

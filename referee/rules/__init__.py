@@ -1,5 +1,6 @@
 """The pure Tichu rules engine (RULES.md): standard library only, no I/O, clocks or logging."""
 
+from referee.rules import game as _game
 from referee.rules.actions import (
     Action,
     CallTichu,
@@ -26,7 +27,11 @@ from referee.rules.observation import Observation, advance, answered, for_reques
 from referee.rules.round import outcome, without_next_deal
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
 
+# True when the engine runs compiled by mypyc (`make fast`), False for the pure-Python sources.
+COMPILED = not (_game.__file__ or "").endswith(".py")
+
 __all__ = [
+    "COMPILED",
     "OFFICIAL",
     "PRESETS",
     "TOURNAMENT",

@@ -23,11 +23,15 @@ from referee.rules.cards import (
 )
 from referee.rules.combos import Combo
 from referee.rules.errors import InvalidActionError
+from referee.rules.values import field_values
 
 
 @dataclass(frozen=True, slots=True)
 class Pass:
     """Pass on a regular turn (R-TRICK-3)."""
+
+    def __reduce__(self) -> tuple[type[Pass], tuple[Any, ...]]:
+        return (Pass, field_values(self))
 
     def __str__(self) -> str:
         return "pass"
@@ -37,6 +41,9 @@ class Pass:
 class Decline:
     """Decline a bomb window (R-BOMB-9): not a pass, it costs nothing."""
 
+    def __reduce__(self) -> tuple[type[Decline], tuple[Any, ...]]:
+        return (Decline, field_values(self))
+
     def __str__(self) -> str:
         return "decline"
 
@@ -44,6 +51,9 @@ class Decline:
 @dataclass(frozen=True, slots=True)
 class GrandTichu:
     """Answer the Grand Tichu question (R-GT-1): call or not."""
+
+    def __reduce__(self) -> tuple[type[GrandTichu], tuple[Any, ...]]:
+        return (GrandTichu, field_values(self))
 
     call: bool
 
@@ -55,6 +65,9 @@ class GrandTichu:
 class CallTichu:
     """Call Tichu (R-CALL-1), or answer yes in the pre-exchange step (R-CALL-6)."""
 
+    def __reduce__(self) -> tuple[type[CallTichu], tuple[Any, ...]]:
+        return (CallTichu, field_values(self))
+
     def __str__(self) -> str:
         return "tichu"
 
@@ -63,6 +76,9 @@ class CallTichu:
 class DeclineTichu:
     """Answer no in the pre-exchange Tichu step (R-CALL-6)."""
 
+    def __reduce__(self) -> tuple[type[DeclineTichu], tuple[Any, ...]]:
+        return (DeclineTichu, field_values(self))
+
     def __str__(self) -> str:
         return "no_tichu"
 
@@ -70,6 +86,9 @@ class DeclineTichu:
 @dataclass(frozen=True, slots=True)
 class Exchange:
     """The exchange submission (R-EXCH-1): one card for each recipient, as (seat, card) pairs."""
+
+    def __reduce__(self) -> tuple[type[Exchange], tuple[Any, ...]]:
+        return (Exchange, field_values(self))
 
     gifts: tuple[tuple[int, int], ...]
 
@@ -88,6 +107,9 @@ class Exchange:
 @dataclass(frozen=True, slots=True)
 class GiftDragon:
     """Give the Dragon trick to an opponent (R-DRG-2)."""
+
+    def __reduce__(self) -> tuple[type[GiftDragon], tuple[Any, ...]]:
+        return (GiftDragon, field_values(self))
 
     to: int
 
@@ -146,6 +168,9 @@ class Play:
     def cards(self) -> tuple[Any, ...]:
         """The cards played, in R-DEF-2 order."""
         return cards_of(self.cards_mask)
+
+    def __reduce__(self) -> tuple[type[Play], tuple[int, int, int, int, bool]]:
+        return (Play, self._key())
 
     def _key(self) -> tuple[int, int, int, int, bool]:
         return (self.cards_mask, self.phoenix, self.wish, self.partner, self.tichu)

@@ -7,10 +7,21 @@ what the engine computes with; the public API hands out sorted tuples of Card.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
+from typing import TypeVar
 
 from referee.rules.errors import InvalidActionError
+
+_T = TypeVar("_T")
+try:
+    # Only the compiled build reads this decorator; mypy_extensions comes with mypy.
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the pure build, without mypy installed
+
+    def mypyc_attr(*_attrs: str, **_kwattrs: object) -> Callable[[_T], _T]:
+        """Leave the class as it is."""
+        return lambda cls: cls
 
 
 class Suit(IntEnum):
@@ -78,6 +89,8 @@ _SPECIAL_NAMES = {DOG_INDEX: "DOG", MJ_INDEX: "MJ", PHX_INDEX: "PHX", DRG_INDEX:
 _SPECIAL_BY_NAME = {name: index for index, name in _SPECIAL_NAMES.items()}
 
 
+# A compiled class cannot subclass int; this one stays a Python class in the compiled build.
+@mypyc_attr(native_class=False)
 class Card(int):
     """One of the 56 cards; `str(card)` is its notation and `parse_card(str(card)) == card`."""
 

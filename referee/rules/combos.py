@@ -75,8 +75,10 @@ class Combo(NamedTuple):
         return self.kind >= FOUR and self.kind <= SFLUSH
 
     @property
-    def rank(self) -> float:
-        """The ranking key of R-COMB-9 as a rank: the value for singles (a Phoenix may be x.5)."""
+    def rank(self) -> int | float:
+        """The ranking key of R-COMB-9 as a rank: the value for singles (a Phoenix may be x.5).
+
+        An int unless it is x.5 (`int | float`, not `float`: a compiled build would widen it)."""
         return self.key / 2 if self.key % 2 else self.key // 2
 
     def to_json(self) -> dict[str, object]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.rules.errors import InvalidActionError
+from referee.rules.values import field_values
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "tie_at_target": ("play_on", "draw"),
@@ -27,6 +28,9 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True, slots=True)
 class RulesConfig:
     """Every rules flag of RULES.md §1; the defaults are the `official` preset."""
+
+    def __reduce__(self) -> tuple[type[RulesConfig], tuple[Any, ...]]:
+        return (RulesConfig, field_values(self))
 
     players: int = 4
     target_score: int = 1000

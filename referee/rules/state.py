@@ -194,7 +194,7 @@ class State:
         return self.phase is Phase.GAME_OVER
 
     def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in State.__slots__ if name[0] != "_")
+        return tuple(getattr(self, name) for name in PUBLIC_FIELDS)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, State) and self._fields() == other._fields()
@@ -204,6 +204,44 @@ class State:
 
     def __repr__(self) -> str:
         return f"<State round={self.round} phase={self.phase.value} turn={self.turn}>"
+
+
+# What equality and hashing compare: every slot but the caches (a compiled State has no
+# __slots__ to read at run time, so the names are listed; a test holds them to the slots).
+PUBLIC_FIELDS = (
+    "active",
+    "calls",
+    "config",
+    "dealer",
+    "dog_aside",
+    "dog_owner",
+    "exchange",
+    "gift",
+    "gt",
+    "hands",
+    "history",
+    "out",
+    "passed",
+    "phase",
+    "piles",
+    "played",
+    "received",
+    "round",
+    "scores",
+    "seed",
+    "table",
+    "tichu_step",
+    "top",
+    "top_seat",
+    "trick",
+    "turn",
+    "unseen",
+    "window",
+    "window_bombs",
+    "window_declined",
+    "winner",
+    "wish",
+)
 
 
 def team_of(seat: int) -> int:

@@ -31,6 +31,12 @@ from referee.server.codec import message_to_proto, request_to_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
+
+def play_of_a_string() -> Any:
+    """A Play whose card mask is a string: the pure build takes it, the compiled one raises."""
+    return Play("7s")  # type: ignore[arg-type]
+
+
 GARBAGE: tuple[Any, ...] = (
     None,
     "pass",
@@ -44,7 +50,7 @@ GARBAGE: tuple[Any, ...] = (
     Exchange(()),
     Exchange(((0, 2), (0, 3), (0, 4))),
     Exchange(((1, 2), (1, 2), (3, 4))),
-    Play("7s"),  # type: ignore[arg-type]
+    play_of_a_string,
     Pass(),
     True,
 )
@@ -62,7 +68,8 @@ class BrokenBot(Bot):
         self.count += 1
         if self.count % 5 == 0:
             raise RuntimeError("the bot crashed")
-        return GARBAGE[self.count % len(GARBAGE)]
+        garbage = GARBAGE[self.count % len(GARBAGE)]
+        return garbage() if garbage is play_of_a_string else garbage
 
     def play(self, obs: Observation) -> Action:
         """Garbage."""

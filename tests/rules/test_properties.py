@@ -103,6 +103,7 @@ from referee.rules.events import (
     RoundScored,
     RoundStarted,
 )
+from referee.rules.state import PUBLIC_FIELDS
 
 # ----------------------------------------------------------------------------- cards
 
@@ -236,7 +237,7 @@ def expected_acceptance(state: State, seat: int, action: Action) -> bool:
     return Play(cards, phoenix, action.wish, action.partner) in listed
 
 
-SLOT_NAMES: tuple[str, ...] = tuple(name for name in State.__slots__ if not name.startswith("_"))
+SLOT_NAMES: tuple[str, ...] = PUBLIC_FIELDS
 
 
 _GET_FIELDS = operator.attrgetter(*SLOT_NAMES)

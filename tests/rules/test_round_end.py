@@ -34,7 +34,7 @@ from referee.rules import (
 from referee.rules.events import RoundEnded, RoundScored, RoundStarted
 from referee.rules.observation import REFEREE_ONLY, idle
 from referee.rules.playout import playout
-from referee.rules.state import state_to_json
+from referee.rules.state import PUBLIC_FIELDS, state_to_json
 from tests.rules.random_games import Move, random_moves, reapply
 
 CONFIGS = {
@@ -45,7 +45,7 @@ CONFIGS = {
     ),
     "to_400": RulesConfig(target_score=400),
 }
-PUBLIC = [name for name in State.__slots__ if not name.startswith("_")]
+PUBLIC = list(PUBLIC_FIELDS)
 
 
 def one_round_game(state: State) -> State:

@@ -1,0 +1,59 @@
+"""The engine's values pickle and copy to equal values, in the pure and the compiled build."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import pytest
+
+from referee.rules import (
+    CallTichu,
+    Decline,
+    DeclineTichu,
+    Exchange,
+    GiftDragon,
+    GrandTichu,
+    Pass,
+    Play,
+    State,
+    legal_decisions,
+    new_game,
+    observe,
+    to_act,
+)
+from referee.rules.state import PUBLIC_FIELDS
+
+
+def sample_values() -> list[Any]:
+    state, _ = new_game(seed="values")
+    seat = to_act(state)[0]
+    return [
+        state,
+        state.config,
+        observe(state, seat),
+        *legal_decisions(state, seat),
+        Pass(),
+        Decline(),
+        GrandTichu(True),
+        CallTichu(),
+        DeclineTichu(),
+        Exchange(((1, 5), (2, 9), (3, 40))),
+        GiftDragon(1),
+        Play.of("MJ 2s 3j 4p 5s", wish="7", tichu=True),
+    ]
+
+
+@pytest.mark.parametrize("value", sample_values(), ids=lambda value: type(value).__name__)
+def test_a_value_survives_pickle_copy_and_deepcopy(value: Any) -> None:
+    for made in (pickle.loads(pickle.dumps(value)), copy.copy(value), copy.deepcopy(value)):
+        assert type(made) is type(value)
+        assert made == value
+
+
+def test_the_public_fields_are_the_slots_without_the_caches() -> None:
+    slots = getattr(State, "__slots__", None)
+    if slots is None:
+        pytest.skip("a compiled State keeps no __slots__ to compare with")
+    assert tuple(name for name in slots if not name.startswith("_")) == PUBLIC_FIELDS
