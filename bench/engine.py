@@ -1,25 +1,37 @@
-"""Engine speed: random-play hands per second and legal-move enumerations per second.
+"""Engine speed for bot authors: per CPU-second, the garbage collector on (as a bot runs) and off.
 
 Run `make bench`, or `python bench/engine.py [--hands N] [--enumerations N] [--repeats R]`.
-Figures are for one core (one process, one thread). The machine is shared and noisy, so each
-figure is the best of R repeats (the run least disturbed by other work, as timeit reports),
-with the median beside it; compare figures measured side by side in one run. As timeit does,
-the garbage collector is paused while a repeat is timed (--with-gc keeps it running).
+Every figure is measured in the pure engine (this process) and, when `make fast`'s copy exists
+(build/compiled, made by `make test` or `make bench`), in the compiled one, in a child process
+of the same interpreter. `--peer DIR --peer-python PY` also runs frohlfing/tichu from DIR (a
+checkout outside this tree, with its requirements installed for PY): its own arena of random
+agents under `python -O`, and its lead enumeration on the same hands, side by side.
+
+The figures are CPU time (time.process_time), so a loaded machine slows them less than the
+wall clock, and each is the best of R repeats, median beside it. With the collector on, the
+process holds what a bot holds (the positions it enumerates); `GC off` is labelled and is how
+timeit measures.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from referee.rules import (
+    COMPILED,
     Action,
+    Simulation,
     State,
     answer_window,
     apply,
@@ -33,29 +45,19 @@ from referee.rules.playout import playout
 from referee.rules.state import state_from_json
 
 WORST_CASE = "Qj Qs Qp Qt Kj Ks Kp Kt Aj As Ap At PHX MJ"
+ROOT = Path(__file__).resolve().parent.parent
+COMPILED_COPY = ROOT / "build" / "compiled"
 
 
-def hands_by_playout(hands: int, seed: int) -> float:
-    """Seconds to play `hands` complete rounds with rules.playout (a game restarts when it ends).
-
-    Every decision gets a uniformly random legal answer, bomb windows included: each seat in a
-    window draws from 'decline' and its bombs; a decision with one legal answer takes it.
-    """
-    rng = random.Random(seed)
-    state, _ = new_game(seed=f"bench/{seed}")
-    start = time.perf_counter()
-    for played in range(hands):
-        state, _ = playout(state, rng, 1)
-        if state.is_over:
-            state, _ = new_game(seed=f"bench/{seed}/{played}")
-    return time.perf_counter() - start
+# ----------------------------------------------------------------------------- what is timed
 
 
 def hands_by_public_api(hands: int, seed: int) -> float:
-    """The same through the public API a referee uses: to_act, legal_decisions, apply/answer_window."""
+    """CPU seconds for `hands` random-play rounds through to_act, legal_decisions, apply and
+    answer_window; a decision with one legal answer takes it without a draw."""
     rng = random.Random(seed)
     state, _ = new_game(seed=f"bench/{seed}")
-    start = time.perf_counter()
+    start = time.process_time()
     for played in range(hands):
         round_number = state.round
         while state.round == round_number and not state.is_over:
@@ -68,54 +70,109 @@ def hands_by_public_api(hands: int, seed: int) -> float:
                 state, _ = apply(state, seat, _pick(legal_decisions(state, seat), rng))
         if state.is_over:
             state, _ = new_game(seed=f"bench/{seed}/{played}")
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _pick(options: Sequence[Action], rng: random.Random) -> Action:
     return options[0] if len(options) == 1 else rng.choice(options)
 
 
-def lead_positions(count: int, seed: int) -> list[State]:
-    """Positions where seat 0 leads a random 14-card hand (the other 42 cards elsewhere)."""
+def hands_by_simulation(hands: int, seed: int) -> float:
+    """The same through rules.Simulation: answers by index, a bomb window no seat can answer
+    with a bomb closed at once (take_forced_declines)."""
+    randrange = random.Random(seed).randrange
+    sim = Simulation(new_game(seed=f"bench/{seed}")[0], take_forced_declines=True)
+    start = time.process_time()
+    for played in range(hands):
+        round_number = sim.round
+        while sim.round == round_number and not sim.is_over:
+            seats = sim.to_act()
+            if sim.window:
+                sim.answer_window({s: randrange(sim.count(s)) for s in seats})
+            else:
+                seat = seats[0] if len(seats) == 1 else seats[randrange(len(seats))]
+                count = sim.count(seat)
+                sim.choose(seat, randrange(count) if count > 1 else 0)
+        if sim.is_over:
+            sim = Simulation(new_game(seed=f"bench/{seed}/{played}")[0], take_forced_declines=True)
+    return time.process_time() - start
+
+
+def hands_by_playout(hands: int, seed: int) -> float:
+    """The same with rules.playout, the engine's own loop (one call per round, no events)."""
     rng = random.Random(seed)
-    states = []
+    state, _ = new_game(seed=f"bench/{seed}")
+    start = time.process_time()
+    for played in range(hands):
+        state, _ = playout(state, rng, 1)
+        if state.is_over:
+            state, _ = new_game(seed=f"bench/{seed}/{played}")
+    return time.process_time() - start
+
+
+def lead_hands(count: int, seed: int) -> list[int]:
+    """Random 14-card hands (card masks), the same for this engine and the peer."""
+    rng = random.Random(seed)
+    hands = []
     for _ in range(count):
         deck = list(range(56))
         rng.shuffle(deck)
-        hands = [format_cards(mask_of(deck[i * 14 : (i + 1) * 14])) for i in range(4)]
-        states.append(state_from_json({"hands": hands, "turn": 0, "phase": "play"}))
-    return states
+        hands.append(mask_of(deck[:14]))
+    return hands
 
 
-def worst_case_position() -> State:
-    """Seat 0 leads three four-of-a-kinds with the Phoenix and the Mah Jong."""
-    hand = parse_mask(WORST_CASE)
+def lead_position(hand: int) -> State:
+    """Seat 0 leads `hand`; the other 42 cards are dealt to the others in card order."""
     rest = [c for c in range(56) if (FULL_DECK & ~hand) >> c & 1]
     others = [format_cards(mask_of(rest[i * 14 : (i + 1) * 14])) for i in range(3)]
     return state_from_json({"hands": [format_cards(hand), *others], "turn": 0, "phase": "play"})
 
 
-def enumerate_positions(states: list[State], build: bool) -> tuple[float, int]:
-    """Seconds to list seat 0's legal actions in fresh copies of `states`; `build`: make every Play."""
-    fresh = [s.copy() for s in states]
-    total = 0
-    start = time.perf_counter()
-    if build:
+def enumerate_leads(states: list[State], build: bool, hold: bool = False) -> float:
+    """CPU seconds to list seat 0's legal actions in a fresh copy of each of `states`.
+
+    `build`: make every Play (list()), else only count them (len(), the plays stay unmade).
+    `hold`: keep every copy, and so the listing each state caches, until the end (a search tree
+    that keeps every node); else each copy goes once listed, as when a bot moves on.
+    """
+    start = time.process_time()
+    if hold:
+        fresh = [s.copy() for s in states]
         for state in fresh:
-            total += len(list(legal_actions(state, 0)))
+            if build:
+                list(legal_actions(state, 0))
+            else:
+                len(legal_actions(state, 0))
     else:
-        for state in fresh:
-            total += len(legal_actions(state, 0))
-    return time.perf_counter() - start, total
+        for state in states:
+            if build:
+                list(legal_actions(state.copy(), 0))
+            else:
+                len(legal_actions(state.copy(), 0))
+    return time.process_time() - start
 
 
-PAUSE_GC = True
+def apply_listed(states: list[State], seed: int) -> float:
+    """CPU seconds to apply one listed lead (drawn at random, made before timing) per position."""
+    rng = random.Random(seed)
+    fresh = [s.copy() for s in states]
+    chosen = []
+    for state in fresh:
+        options = legal_decisions(state, 0)
+        chosen.append((state, options[rng.randrange(len(options))]))
+    start = time.process_time()
+    for state, action in chosen:
+        apply(state, 0, action)
+    return time.process_time() - start
 
 
-def timed(run: Callable[[], float]) -> float:
-    """One timed repeat, with the garbage collector paused unless --with-gc."""
+# ----------------------------------------------------------------------------- measuring
+
+
+def timed(run: Callable[[], float], collector: bool) -> float:
+    """One repeat, the garbage collector on or paused."""
     gc.collect()
-    if PAUSE_GC:
+    if not collector:
         gc.disable()
     try:
         return run()
@@ -123,63 +180,218 @@ def timed(run: Callable[[], float]) -> float:
         gc.enable()
 
 
-def _enumerate_once(states: list[State], build: bool, result: list[int]) -> float:
-    seconds, total = enumerate_positions(states, build)
-    result.append(total)
-    return seconds
+def rates(repeats: int, work: int, run: Callable[[], float], collector: bool) -> tuple[float, float]:
+    """(best, median) of `work` units per CPU-second over `repeats` runs."""
+    seconds = [max(timed(run, collector), 1e-9) for _ in range(repeats)]
+    return work / min(seconds), work / statistics.median(seconds)
 
 
-def measure(repeats: int, run: Callable[[], float]) -> tuple[float, float]:
-    """(best, median) seconds over `repeats` runs."""
-    times = [timed(run) for _ in range(repeats)]
-    return min(times), statistics.median(times)
+FIGURES = (
+    ("api", "random-play hands, public API (to_act, legal_decisions, apply, answer_window)"),
+    ("simulation", "random-play hands, rules.Simulation (answers by index)"),
+    ("playout", "random-play hands, rules.playout"),
+    ("lazy", "random 14-card leads listed, plays unmade (len(legal_actions))"),
+    ("built", "random 14-card leads listed, every Play made (list(legal_actions))"),
+    ("held", "the same, every state and its cached listing kept to the end"),
+    ("worst", f"worst-case leads ({WORST_CASE}), every Play made"),
+    ("apply", "apply() of a listed lead"),
+)
+
+
+def measure_this_build(args: argparse.Namespace) -> dict[str, Any]:
+    """Every figure of FIGURES in this process's build, GC on and off: {key: [on, off]} pairs
+    of (best, median)."""
+    states = [lead_position(hand) for hand in lead_hands(args.enumerations, args.seed)]
+    worst = [lead_position(parse_mask(WORST_CASE))] * max(args.enumerations // 25, 20)
+    api_hands = max(args.hands // 4, 1)
+    work: dict[str, tuple[int, Callable[[], float]]] = {
+        "api": (api_hands, lambda: hands_by_public_api(api_hands, args.seed)),
+        "simulation": (args.hands, lambda: hands_by_simulation(args.hands, args.seed)),
+        "playout": (args.hands, lambda: hands_by_playout(args.hands, args.seed)),
+        "lazy": (len(states), lambda: enumerate_leads(states, False)),
+        "built": (len(states), lambda: enumerate_leads(states, True)),
+        "held": (len(states), lambda: enumerate_leads(states, True, hold=True)),
+        "worst": (len(worst), lambda: enumerate_leads(worst, True)),
+        "apply": (len(states), lambda: apply_listed(states, args.seed)),
+    }
+    figures: dict[str, Any] = {"compiled": COMPILED}
+    for key, (units, run) in work.items():
+        figures[key] = [rates(args.repeats, units, run, collector) for collector in (True, False)]
+    figures["actions_per_lead"] = sum(len(legal_actions(s.copy(), 0)) for s in states) / len(states)
+    return figures
+
+
+def measure_compiled(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The same figures in the compiled copy (a child process), or None when it is not built."""
+    if COMPILED or not (COMPILED_COPY / ".built").exists():
+        return None
+    command = [sys.executable, str(Path(__file__).resolve()), "--json", *own_options(args)]
+    env = {**os.environ, "PYTHONPATH": str(COMPILED_COPY)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    figures: dict[str, Any] = json.loads(done.stdout)
+    if not figures["compiled"]:
+        raise RuntimeError(f"{COMPILED_COPY} did not load a compiled engine")
+    return figures
+
+
+def own_options(args: argparse.Namespace) -> list[str]:
+    """The options that size the work, to pass on."""
+    return [
+        f"--hands={args.hands}",
+        f"--enumerations={args.enumerations}",
+        f"--repeats={args.repeats}",
+        f"--seed={args.seed}",
+    ]
+
+
+# ----------------------------------------------------------------------------- the peer
+
+# Run in the peer's own interpreter, in its checkout: its arena's modules, timed like ours.
+_PEER_LEADS = """
+import gc, json, sys, time
+from src.lib.combinations import build_action_space, build_combinations
+hands, repeats = json.load(sys.stdin)
+hands = [[tuple(card) for card in hand] for hand in hands]
+best, actions = None, 0
+for _ in range(repeats):
+    fresh = [list(hand) for hand in hands]
+    gc.collect()
+    start = time.process_time()
+    for hand in fresh:
+        build_action_space(build_combinations(hand), (0, 0, 0), 0)
+    seconds = time.process_time() - start
+    best = seconds if best is None else min(best, seconds)
+actions = sum(len(build_action_space(build_combinations(list(h)), (0, 0, 0), 0)) for h in hands)
+print(json.dumps({"seconds": best, "actions": actions}))
+"""
+# The peer's suits in its own order (Sword, Pagoda, Jade, Star = 1..4) for ours (j, s, p, t).
+_PEER_SUIT = (3, 1, 2, 4)
+
+
+def peer_card(card: int) -> tuple[int, int]:
+    """One of our cards as the peer's (value, suit): Dog 0, Mah Jong 1, Dragon 15, Phoenix 16."""
+    specials = {0: (0, 0), 1: (1, 0), 54: (16, 0), 55: (15, 0)}
+    if card in specials:
+        return specials[card]
+    return (2 + (card - 2) // 4, _PEER_SUIT[(card - 2) % 4])
+
+
+def child_cpu(command: list[str], cwd: Path, stdin: str | None = None) -> tuple[float, str]:
+    """CPU seconds a child process in the peer's checkout used (user + system), and its output."""
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    before = os.times()
+    done = subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=True)
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return cpu, done.stdout
+
+
+def measure_peer(args: argparse.Namespace) -> dict[str, float]:
+    """frohlfing/tichu's random-play hands per CPU-second in its arena, and its leads per
+    CPU-second on our hands (best of the repeats; GC on, python -O as its README runs it)."""
+    peer, python = Path(args.peer).resolve(), args.peer_python
+    (peer / "data" / "logs").mkdir(parents=True, exist_ok=True)  # where its logger writes
+    start_cpu, _ = child_cpu([python, "-O", "-c", "import src.arena, src.players.random_agent"], peer)
+    best = 0.0
+    hands_seen = 0
+    for _ in range(args.repeats):
+        cpu, out = child_cpu([python, "-O", "bin/run_arena.py", "-n", str(args.peer_games), "-w", "1"], peer)
+        rounds = next(
+            int(line.split(":")[1]) for line in out.splitlines() if line.startswith("Anzahl Runden")
+        )
+        hands_seen = rounds
+        best = max(best, rounds / max(cpu - start_cpu, 1e-9))
+    hands = [
+        [peer_card(c) for c in range(56) if h >> c & 1] for h in lead_hands(args.enumerations, args.seed)
+    ]
+    _, out = child_cpu([python, "-O", "-c", _PEER_LEADS], peer, json.dumps([hands, args.repeats]))
+    leads = json.loads(out)
+    return {
+        "api": best,
+        "hands_per_run": hands_seen,
+        "built": len(hands) / leads["seconds"],
+        "actions_per_lead": leads["actions"] / len(hands),
+        "start_cpu": start_cpu,
+    }
+
+
+# ----------------------------------------------------------------------------- the report
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print each figure and the command that reproduces it."""
-    parser = argparse.ArgumentParser(description=__doc__)
+    """Print every figure, pure and compiled, GC on and off, and the command that reproduces it."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--enumerations", type=int, default=5000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--with-gc", action="store_true", help="keep the garbage collector running")
+    parser.add_argument("--peer", help="a checkout of frohlfing/tichu, outside this tree")
+    parser.add_argument("--peer-python", default=sys.executable, help="the interpreter with its requirements")
+    parser.add_argument("--peer-games", type=int, default=200, help="games per run of its arena")
+    parser.add_argument("--json", action="store_true", help="print this build's figures as JSON only")
     args = parser.parse_args(argv)
-    global PAUSE_GC  # noqa: PLW0603 (one switch for the whole run)
-    PAUSE_GC = not args.with_gc
-    command = (
-        f"python bench/engine.py --hands {args.hands} --enumerations {args.enumerations} "
-        f"--repeats {args.repeats} --seed {args.seed}" + (" --with-gc" if args.with_gc else "")
-    )
-    print(f"Python {sys.version.split()[0]}, one core; reproduce: {command}")
-
-    best, median = measure(args.repeats, lambda: hands_by_playout(args.hands, args.seed))
+    if args.json:
+        print(json.dumps(measure_this_build(args)))
+        return 0
+    command = "python bench/engine.py " + " ".join(own_options(args))
+    if args.peer:
+        command += f" --peer {args.peer} --peer-python {args.peer_python} --peer-games {args.peer_games}"
+    load = os.getloadavg()[0]
     print(
-        f"random-play hands/s, rules.playout:   {args.hands / best:8.0f}   (median {args.hands / median:.0f})"
+        f"Python {sys.version.split()[0]}, one core, CPU time, load average {load:.1f}; reproduce: {command}"
     )
-    api_hands = max(args.hands // 4, 1)
-    best, median = measure(args.repeats, lambda: hands_by_public_api(api_hands, args.seed))
-    print(
-        f"random-play hands/s, public API loop:   {api_hands / best:8.0f}   (median {api_hands / median:.0f})"
-    )
-
-    states = lead_positions(args.enumerations, args.seed)
-    totals: list[int] = []
-    for build in (False, True):
-        times = []
-        for _ in range(args.repeats):
-            result: list[int] = []
-            times.append(timed(functools.partial(_enumerate_once, states, build, result)))
-            totals.append(result[0])
-        what = "every Play object built" if build else "legal_actions() listed"
-        rate, mid = len(states) / min(times), len(states) / statistics.median(times)
-        print(f"lead enumerations/s, {what + ':':24} {rate:8.0f}   (median {mid:.0f})")
-    print(f"  ({totals[-1] / len(states):.1f} legal actions per random 14-card lead on average)")
-    worst = [worst_case_position()] * 200
-    found: list[int] = []
-    seconds = timed(lambda: _enumerate_once(worst, True, found))
-    total = found[0]
-    print(f"worst case enumerations/s ({WORST_CASE}): {200 / seconds:.0f}  ({total // 200} legal actions)")
+    builds = {"pure": measure_this_build(args)}
+    compiled = measure_compiled(args)
+    if compiled is None:
+        print(
+            "(no compiled build: `make fast` or `make test` makes build/compiled; only the pure one is shown)"
+        )
+    else:
+        builds["compiled"] = compiled
+    peer = measure_peer(args) if args.peer else None
+    print_table(builds, peer)
     return 0
+
+
+def print_table(builds: dict[str, dict[str, Any]], peer: dict[str, float] | None) -> None:
+    """One line per figure: per CPU-second, each build GC on and GC off (best, median)."""
+    heads = [f"{name} {gc_state}" for name in builds for gc_state in ("GC on", "GC off")]
+    print(
+        f"{'per CPU-second (best of the repeats, median in brackets)':72} "
+        + "".join(f"{h:>22}" for h in heads)
+    )
+    for key, label in FIGURES:
+        cells = []
+        for figures in builds.values():
+            for best, median in figures[key]:
+                cells.append(f"{best:>10,.0f} ({median:>8,.0f})")
+        print(f"{label:72} " + "".join(f"{c:>22}" for c in cells))
+    pure = builds["pure"]
+    print(
+        f"  ({pure['actions_per_lead']:.1f} legal actions per random lead, "
+        "each Mah Jong play once per wish, and the Dog)"
+    )
+    if peer is None:
+        return
+    print(
+        f"frohlfing/tichu, GC on: {peer['api']:,.0f} random-play hands per CPU-second in its arena "
+        f"({peer['hands_per_run']:,.0f} hands a run, its {peer['start_cpu']:.2f} s start-up left out); "
+        f"{peer['built']:,.0f} leads per CPU-second built "
+        f"({peer['actions_per_lead']:.1f} combinations per lead)"
+    )
+    for name, figures in builds.items():
+        ratios = ", ".join(
+            f"{key} x{figures[key][0][0] / peer[peer_key]:.2f}"
+            for key, peer_key in (
+                ("api", "api"),
+                ("simulation", "api"),
+                ("playout", "api"),
+                ("built", "built"),
+            )
+        )
+        print(f"  {name}, GC on, against it: {ratios}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from referee.rules.game import answer_window, apply, apply_all, new_game
 from referee.rules.legal import DecisionKind, can_call_tichu, legal_actions, legal_decisions, owed, to_act
 from referee.rules.observation import Observation, advance, answered, for_request, observe
 from referee.rules.round import outcome, without_next_deal
+from referee.rules.simulation import Simulation
 from referee.rules.state import Phase, State, state_from_json, state_to_json, team_of
 
 # True when the engine runs compiled by mypyc (`make fast`), False for the pure-Python sources.
@@ -55,6 +56,7 @@ __all__ = [
     "Play",
     "RulesConfig",
     "RulesError",
+    "Simulation",
     "State",
     "Suit",
     "action_from_json",
