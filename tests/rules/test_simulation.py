@@ -69,7 +69,8 @@ def play_both(state: State, rng: random.Random, steps: int, take_forced: bool) -
         elif state.window:
             picks = {seat: rng.randrange(len(legal_decisions(state, seat))) for seat in seats}
             if rng.random() < 0.5:
-                state, more = answer_window(state, {s: legal_decisions(state, s)[i] for s, i in picks.items()})
+                chosen = {s: legal_decisions(state, s)[i] for s, i in picks.items()}
+                state, more = answer_window(state, chosen)
                 sim.answer_window(picks)
             else:
                 seat = rng.choice(seats)  # one answer at a time, as a referee receives them
