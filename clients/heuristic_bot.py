@@ -26,7 +26,7 @@ from referee.rules import (
 )
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DOG, DRG, MJ, PHX, RANK_MASKS
-from referee.rules.combos import bombs, classify, plays
+from referee.rules.combos import COMBOS, bombs, classify, plays
 
 PASS = Pass()
 ACES = RANK_MASKS[14]
@@ -139,13 +139,13 @@ def split_hand(hand: int) -> list[int]:
     full houses, triples, pairs and the rest as singles.
     """
     units: list[int] = []
-    for cards, _ in sorted(bombs(hand, None), key=lambda b: -b[1].length):
+    for cards, _ in sorted(bombs(hand, None), key=lambda b: -COMBOS[b[1]].length):
         if not cards & ~hand:
             units.append(cards)
             hand &= ~cards
     while True:
         naturals = hand & ~(PHX | DOG | DRG)
-        straights = [(m, c) for m, c in plays(naturals, None) if c.kind is ComboKind.STRAIGHT]
+        straights = [(m, COMBOS[c]) for m, c in plays(naturals, None) if COMBOS[c].kind is ComboKind.STRAIGHT]
         if not straights:
             break
         cards, _ = max(straights, key=lambda s: (s[1].length, -s[1].key))

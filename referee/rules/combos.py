@@ -133,16 +133,26 @@ _TRIPLES_OF = _sized(3)
 # The same with the Phoenix added: a single plus the Phoenix makes a pair, a pair a triple.
 _CARDS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _CARDS_OF]
 _PAIRS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _PAIRS_OF]
-_COMBOS: dict[tuple[int, int, int, int], Combo] = {}
+# Every reading listed so far, by its code. A listed play is (card mask, code): a tuple of two
+# ints, which the garbage collector stops tracking, where (mask, Combo) would be walked by every
+# full collection for as long as a state caches its listing (bench/engine.py, "held").
+COMBOS: list[Combo] = []
+_CODES: dict[tuple[int, int, int, int], int] = {}
 
 
-def _c(kind: ComboKind, length: int, key: int, phoenix: int = 0) -> Combo:
-    """A shared Combo value (readings repeat endlessly; building each once saves time)."""
+def _c(kind: ComboKind, length: int, key: int, phoenix: int = 0) -> int:
+    """The code of a reading (readings repeat endlessly: each is made once, and kept)."""
     k = (kind, length, key, phoenix)
-    found = _COMBOS.get(k)
+    found = _CODES.get(k)
     if found is None:
-        found = _COMBOS[k] = Combo(kind, length, key, phoenix)
+        found = _CODES[k] = len(COMBOS)
+        COMBOS.append(Combo(kind, length, key, phoenix))
     return found
+
+
+def code_of(combo: Combo) -> int:
+    """The code of `combo` in COMBOS."""
+    return _c(combo.kind, combo.length, combo.key, combo.phoenix)
 
 
 def _plays_table(
@@ -160,7 +170,7 @@ def _plays_table(
     return table
 
 
-Play = tuple[int, Combo]  # (card mask, reading)
+Play = tuple[int, int]  # (card mask, reading code): the reading is COMBOS[code]
 
 _SINGLE_PLAYS = _plays_table(_CARDS_OF, SINGLE, 1, False)
 _PAIR_PLAYS = _plays_table(_PAIRS_OF, PAIR, 2, False)

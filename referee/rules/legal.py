@@ -24,7 +24,7 @@ from referee.rules.actions import (
     Play,
 )
 from referee.rules.cards import DOG, MJ, RANK_MASKS, cards_of
-from referee.rules.combos import DOG_KIND, Combo, bombs, has_bomb, plays
+from referee.rules.combos import COMBOS, DOG_KIND, Combo, bombs, code_of, has_bomb, plays
 from referee.rules.state import (
     _EXCHANGE,
     _GRAND_TICHU,
@@ -39,8 +39,10 @@ from referee.rules.state import (
 )
 
 DOG_COMBO = Combo(DOG_KIND, 1, 0)
-# A listed play before it becomes a Play: (cards, reading) or (cards, reading, wish, partner).
-Entry = tuple[int, Combo] | tuple[int, Combo, int, int]
+DOG_CODE = code_of(DOG_COMBO)
+# A listed play before it becomes a Play: (cards, code) or (cards, code, wish, partner), where
+# the reading is COMBOS[code]: tuples of ints, which the garbage collector stops tracking.
+Entry = tuple[int, int] | tuple[int, int, int, int]  # (cards, reading code[, wish, partner])
 
 
 # ----------------------------------------------------------------------------- seats
@@ -325,6 +327,19 @@ def _stamp_of(st: State) -> object:
     return stamp
 
 
+def _made_plays(entries: Sequence[Entry], stamp: object, seat: int) -> list[Play]:
+    """A Play for each listed entry, in order."""
+    combos = COMBOS
+    made: list[Play] = []
+    for entry in entries:
+        combo = combos[entry[1]]
+        if len(entry) == 2:
+            made.append(Play(entry[0], combo.phoenix, 0, -1, False, combo, stamp, seat))
+        else:
+            made.append(Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo, stamp, seat))
+    return made
+
+
 class LegalPlays(Sequence[Action]):
     """A seat's legal plays (with a pass, decline or call around them), built on access.
 
@@ -379,7 +394,7 @@ class LegalPlays(Sequence[Action]):
         return made
 
     def _make(self, entry: Entry) -> Play:
-        combo = entry[1]
+        combo = COMBOS[entry[1]]
         if len(entry) == 2:
             return Play(entry[0], combo.phoenix, 0, -1, False, combo, self._stamp, self._seat)
         return Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo, self._stamp, self._seat)
@@ -393,12 +408,7 @@ class LegalPlays(Sequence[Action]):
             # one but the caller: the state holds this listing as long as it lives, and a kept
             # list of plays would be walked by every full collection for as long (4x slower
             # listing with the garbage collector on, measured in bench/engine.py).
-            yield from [
-                Play(e[0], e[1].phoenix, 0, -1, False, e[1], stamp, seat)
-                if len(e) == 2
-                else Play(e[0], e[1].phoenix, e[2], e[3], False, e[1], stamp, seat)
-                for e in self._entries
-            ]
+            yield from _made_plays(self._entries, stamp, seat)
         else:
             make = self._make
             for i, entry in enumerate(self._entries):
@@ -504,7 +514,7 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
     return ()
 
 
-def _window_bombs(st: State, seat: int) -> list[tuple[int, Combo]]:
+def _window_bombs(st: State, seat: int) -> list[tuple[int, int]]:
     """The bombs a seat may answer the open window with (R-BOMB-9, R-WISH-6 `none`)."""
     found = bombs(st.hands[seat], st.top)
     if (
@@ -531,7 +541,7 @@ _PASS_ONLY: tuple[Action, ...] = (PASS,)
 _NOTHING: tuple[Action, ...] = ()
 
 
-def _lead_plays(st: State, seat: int) -> list[tuple[int, Combo]]:
+def _lead_plays(st: State, seat: int) -> list[tuple[int, int]]:
     """Every lead of the seat's hand, derived from the last one listed for this seat.
 
     A combination is valid whatever else its player holds, so the leads of a smaller hand are
@@ -566,7 +576,7 @@ def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[En
     """The regular turn's legal answers: a pass or nothing, then (cards, reading[, wish, partner])."""
     hand = st.hands[seat]
     top = st.top
-    found: list[tuple[int, Combo]] = plays(hand, top) if top is not None else _lead_plays(st, seat)
+    found: list[tuple[int, int]] = plays(hand, top) if top is not None else _lead_plays(st, seat)
     wish = st.wish
     obliged = False
     if wish and hand & RANK_MASKS[wish]:
@@ -580,7 +590,7 @@ def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[En
                 else st.config.effective_wish_bomb_exemption == "any_nonlead_bomb"
             )
             if exempt_bombs:
-                fulfilling += [p for p in found if p[1].is_bomb and not p[0] & rank_mask]
+                fulfilling += [p for p in found if COMBOS[p[1]].is_bomb and not p[0] & rank_mask]
             found = fulfilling
     prefix = _NOTHING if top is None or obliged else _PASS_ONLY
     entries: Sequence[Entry] = found
@@ -590,14 +600,14 @@ def _turn_options(st: State, seat: int) -> tuple[tuple[Action, ...], Sequence[En
         if hand & MJ:
             wishes = range(2, 15) if st.config.wish_mandatory else (0, *range(2, 15))
             mixed = [p for p in found if not p[0] & MJ]
-            for cards, combo in found:
+            for cards, code in found:
                 if cards & MJ:
-                    mixed.extend([(cards, combo, w, -1) for w in wishes])
+                    mixed.extend([(cards, code, w, -1) for w in wishes])
             entries = mixed
         if hand & DOG and not obliged:
             if not mixed:
                 mixed = list(found)
-            mixed.extend((DOG, DOG_COMBO, 0, p) for p in _dog_partner_options(st, seat))
+            mixed.extend((DOG, DOG_CODE, 0, p) for p in _dog_partner_options(st, seat))
             entries = mixed
     return prefix, entries
 

@@ -11,7 +11,7 @@ import random
 
 from referee.rules.actions import Play
 from referee.rules.cards import RANK_MASKS
-from referee.rules.combos import SINGLE, Combo, bombs, count_single_follows, has_bomb, nth_single_follow
+from referee.rules.combos import COMBOS, SINGLE, bombs, count_single_follows, has_bomb, nth_single_follow
 from referee.rules.game import (
     _close_unanswerable_window,
     _dispatch,
@@ -31,7 +31,7 @@ from referee.rules.legal import (
 from referee.rules.round import Events
 from referee.rules.state import _EXCHANGE, _GAME_OVER, _PLAY, State
 
-_NO_BOMBS: list[tuple[int, Combo]] = []
+_NO_BOMBS: list[tuple[int, int]] = []
 # The cards of each byte of a card mask, per byte value: a hand's cards in a few table reads.
 _BYTE_CARDS = tuple(
     tuple(tuple(8 * k + i for i in range(8) if v >> i & 1) for v in range(256)) for k in range(7)
@@ -89,7 +89,8 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                         options = _window_bombs(st, seat)
                         pick = int(random_() * (len(options) + 1))
                         if pick:
-                            cards, combo = options[pick - 1]
+                            cards, code = options[pick - 1]
+                            combo = COMBOS[code]
                             bombs_found.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
                             continue
                     declined |= 1 << seat
@@ -115,10 +116,10 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                     _perform_pass(st, seat, events)
                 else:
                     if pick <= singles:
-                        cards, combo = nth_single_follow(hand, key, pick - 1)
+                        cards, code = nth_single_follow(hand, key, pick - 1)
                     else:
-                        cards, combo = beating[pick - 1 - singles]
-                    _do_play(st, seat, cards, combo, 0, -1, False, events)
+                        cards, code = beating[pick - 1 - singles]
+                    _do_play(st, seat, cards, COMBOS[code], 0, -1, False, events)
             else:
                 prefix, entries = _turn_options(st, seat)
                 count = len(prefix) + len(entries)
@@ -128,9 +129,9 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                 else:
                     entry = entries[pick - len(prefix)]
                     if len(entry) == 2:
-                        _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
+                        _do_play(st, seat, entry[0], COMBOS[entry[1]], 0, -1, False, events)
                     else:
-                        _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
+                        _do_play(st, seat, entry[0], COMBOS[entry[1]], entry[2], entry[3], False, events)
             window = st.window
             # The window this opened, at once when no seat in it can bomb (holders is at worst
             # a superset here: the actor's hand may just have lost its bomb).

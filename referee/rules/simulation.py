@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from referee.rules.actions import DECLINE, Action, CallTichu, Play
-from referee.rules.combos import Combo, has_bomb
+from referee.rules.combos import COMBOS, has_bomb
 from referee.rules.errors import IllegalActionError, InvalidActionError
 from referee.rules.events import Event
 from referee.rules.game import (
@@ -103,15 +103,17 @@ class Simulation:
             if st.window:
                 if index == 0:
                     return DECLINE
-                cards, combo = _window_bombs(st, seat)[index - 1]
+                cards, code = _window_bombs(st, seat)[index - 1]
+                combo = COMBOS[code]
                 return Play(cards, combo.phoenix, 0, -1, False, combo)
             prefix, entries = self._turn(seat)
             if index < len(prefix):
                 return prefix[index]
             entry = entries[index - len(prefix)]
+            combo = COMBOS[entry[1]]
             if len(entry) == 2:
-                return Play(entry[0], entry[1].phoenix, 0, -1, False, entry[1])
-            return Play(entry[0], entry[1].phoenix, entry[2], entry[3], False, entry[1])
+                return Play(entry[0], combo.phoenix, 0, -1, False, combo)
+            return Play(entry[0], combo.phoenix, entry[2], entry[3], False, combo)
         return self._listed(seat)[index]
 
     def choose(self, seat: int, index: int) -> None:
@@ -130,9 +132,9 @@ class Simulation:
             else:
                 entry = entries[index - len(prefix)]
                 if len(entry) == 2:
-                    _do_play(st, seat, entry[0], entry[1], 0, -1, False, events)
+                    _do_play(st, seat, entry[0], COMBOS[entry[1]], 0, -1, False, events)
                 else:
-                    _do_play(st, seat, entry[0], entry[1], entry[2], entry[3], False, events)
+                    _do_play(st, seat, entry[0], COMBOS[entry[1]], entry[2], entry[3], False, events)
             st._legal = None
             st._stamp = None
             self._close_forced_window()
@@ -157,7 +159,8 @@ class Simulation:
             if index == 0:
                 declined |= 1 << seat
             else:
-                cards, combo = _window_bombs(st, seat)[index - 1]
+                cards, code = _window_bombs(st, seat)[index - 1]
+                combo = COMBOS[code]
                 recorded.append((seat, Play(cards, combo.phoenix, 0, -1, False, combo)))
         st.window_declined = declined
         if recorded:
@@ -180,9 +183,7 @@ class Simulation:
         if type(index) is not int or not 0 <= index < count:
             raise InvalidActionError(f"seat {seat} has {count} legal answers (0..{count - 1}), not {index!r}")
 
-    def _turn(
-        self, seat: int
-    ) -> tuple[tuple[Action, ...], Sequence[tuple[int, Combo] | tuple[int, Combo, int, int]]]:
+    def _turn(self, seat: int) -> tuple[tuple[Action, ...], Sequence[Entry]]:
         if self._seat != seat:
             self._prefix, self._entries = _turn_options(self._st, seat)
             self._seat = seat

@@ -37,7 +37,7 @@ from referee.rules import (
     state_to_json,
     to_act,
 )
-from referee.rules.combos import count_single_follows, has_bomb, nth_single_follow, plays
+from referee.rules.combos import COMBOS, count_single_follows, has_bomb, nth_single_follow, plays
 from referee.rules.playout import playout
 from referee.rules.round import _shuffled_deck
 from tests.rules.test_properties import SEEDS, configs
@@ -149,7 +149,7 @@ def test_single_follows_decode_as_plays_lists_them(cards: list[int], key: int) -
     """count_single_follows / nth_single_follow are plays() on a single, bombs aside, in order."""
     hand = sum(1 << c for c in cards) & ~1  # no Dog: it is never played on a single
     top = Combo(ComboKind.SINGLE, 1, key)
-    listed = [p for p in plays(hand, top) if not p[1].is_bomb]
+    listed = [p for p in plays(hand, top) if not COMBOS[p[1]].is_bomb]
     count = count_single_follows(hand, key)
     assert [nth_single_follow(hand, key, i) for i in range(count)] == listed
 

@@ -91,7 +91,7 @@ from referee.rules import (
     team_of,
     to_act,
 )
-from referee.rules.combos import plays
+from referee.rules.combos import COMBOS, plays
 from referee.rules.events import (
     Called,
     CardsDealt,
@@ -1089,7 +1089,7 @@ def beats_oracle(play: Combo, top: Combo) -> bool:
 @given(hand=dense_hands())
 def test_classify_matches_enumerated_leads(hand: int) -> None:
     """Every reading classify gives to a subset of the hand is a lead plays() lists, and back."""
-    found = plays(hand, None)
+    found = [(cards, COMBOS[code]) for cards, code in plays(hand, None)]
     assert len(found) == len(set(found)), f"plays() lists a play twice for {names(hand)}"
     expected = readings_of_subsets(hand, None)
     assert set(found) == expected, (
@@ -1119,7 +1119,7 @@ def test_plays_on_a_top_are_the_beating_readings(hand: int, other: int, choice: 
         for sub, reading in readings_of_subsets(hand, top)
         if beats_oracle(reading, top) and not (sub == PHX and dragon)
     }
-    found = plays(hand, top)
+    found = [(cards, COMBOS[code]) for cards, code in plays(hand, top)]
     assert len(found) == len(set(found)), f"plays() lists a play twice for {names(hand)} on {top}"
     assert set(found) == expected, (
         f"hand {names(hand)} on {top}: missing {sorted((names(m), c) for m, c in expected - set(found))}; "
