@@ -30,17 +30,22 @@ test-pure: $(STAMP)
 # A copy of the tree with referee/rules compiled by mypyc in it (setup.py), so that this tree
 # stays pure; PYTHONPATH puts the copy first for the suite and the commands it starts.
 COMPILED := build/compiled
+# The tracked and new files of this tree, and nothing that was deleted from it since.
+COPY_TREE = find $(COMPILED) -type f ! -name '*.so' ! -name .built ! -name build.log ! -path '$(COMPILED)/build/*' -delete \
+	&& git ls-files -z --cached --others --exclude-standard \
+	| tar --null --ignore-failed-read -T - -c | tar -x -C $(COMPILED)
 $(COMPILED)/.built: $(STAMP) setup.py $(wildcard referee/rules/*.py)
 	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
-	git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -c | tar -x -C $(COMPILED)
+	$(COPY_TREE)
 	cd $(COMPILED) && TICHU_COMPILE=1 $(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace >build.log 2>&1 \
 		|| { tail -20 build.log; exit 1; }
 	cd $(COMPILED) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -c "import referee.rules as r; assert r.COMPILED"
 	touch $@
 
+# The copy's other files are refreshed on every run; only a change to the engine recompiles.
 test-compiled: $(STAMP)
 	@if command -v cc >/dev/null 2>&1; then \
-		$(MAKE) $(COMPILED)/.built && cd $(COMPILED) && \
+		$(MAKE) $(COMPILED)/.built && $(COPY_TREE) && cd $(COMPILED) && \
 		TICHU_EXPECT_COMPILED=1 PYTHONPATH=$(CURDIR)/$(COMPILED) $(CURDIR)/$(BIN)/pytest -n 2 -p no:cacheprovider; \
 	else echo "test-compiled: skipped, no C compiler (cc) on this machine"; fi
 
