@@ -32,7 +32,8 @@ test-pure: $(STAMP)
 COMPILED := build/compiled
 # The tracked and new files of this tree, and nothing that was deleted from it since.
 COPY_TREE = find $(COMPILED) -type f ! -name '*.so' ! -name .built ! -name build.log ! -path '$(COMPILED)/build/*' -delete \
-	&& git ls-files -z --cached --others --exclude-standard \
+	&& { git ls-files -z --cached --others --exclude-standard 2>/dev/null \
+		|| find . \( -path ./.venv -o -path ./build -o -path ./.git \) -prune -o -type f ! -name '*.so' -print0; } \
 	| tar --null --ignore-failed-read -T - -c | tar -x -C $(COMPILED)
 $(COMPILED)/.built: $(STAMP) setup.py $(wildcard referee/rules/*.py)
 	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
