@@ -52,10 +52,10 @@ class Decline:
 class GrandTichu:
     """Answer the Grand Tichu question (R-GT-1): call or not."""
 
+    call: bool
+
     def __reduce__(self) -> tuple[type[GrandTichu], tuple[Any, ...]]:
         return (GrandTichu, field_values(self))
-
-    call: bool
 
     def __str__(self) -> str:
         return "grand_tichu" if self.call else "no_grand_tichu"
@@ -87,10 +87,10 @@ class DeclineTichu:
 class Exchange:
     """The exchange submission (R-EXCH-1): one card for each recipient, as (seat, card) pairs."""
 
+    gifts: tuple[tuple[int, int], ...]
+
     def __reduce__(self) -> tuple[type[Exchange], tuple[Any, ...]]:
         return (Exchange, field_values(self))
-
-    gifts: tuple[tuple[int, int], ...]
 
     def __str__(self) -> str:
         return "exchange " + " ".join(f"{seat}:{CARD_NAMES[card]}" for seat, card in self.gifts)
@@ -108,10 +108,10 @@ class Exchange:
 class GiftDragon:
     """Give the Dragon trick to an opponent (R-DRG-2)."""
 
+    to: int
+
     def __reduce__(self) -> tuple[type[GiftDragon], tuple[Any, ...]]:
         return (GiftDragon, field_values(self))
-
-    to: int
 
     def __str__(self) -> str:
         return f"gift {self.to}"

@@ -29,9 +29,6 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 class RulesConfig:
     """Every rules flag of RULES.md §1; the defaults are the `official` preset."""
 
-    def __reduce__(self) -> tuple[type[RulesConfig], tuple[Any, ...]]:
-        return (RulesConfig, field_values(self))
-
     players: int = 4
     target_score: int = 1000
     match_mode: str = "to_target"  # or "fixed_rounds:N" (R-GAME-4)
@@ -55,6 +52,9 @@ class RulesConfig:
     v6_deal: str = "all_cards"
     v6_triple_victory_mode: str = "replace"
     v6_dog_fallback: str = "next_active_after_dog_player"
+
+    def __reduce__(self) -> tuple[type[RulesConfig], tuple[Any, ...]]:
+        return (RulesConfig, field_values(self))
 
     def __post_init__(self) -> None:
         if not isinstance(self.players, int) or isinstance(self.players, bool):

@@ -70,20 +70,17 @@ from referee.rules.values import field_values
 class TrickPlay:
     """One play of the current trick: who, which cards, and the reading."""
 
-    def __reduce__(self) -> tuple[type[TrickPlay], tuple[Any, ...]]:
-        return (TrickPlay, field_values(self))
-
     seat: int
     cards: tuple[Card, ...]
     combo: Combo
+
+    def __reduce__(self) -> tuple[type[TrickPlay], tuple[Any, ...]]:
+        return (TrickPlay, field_values(self))
 
 
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One seat's view of the game; `legal_actions` is exactly what the referee accepts now."""
-
-    def __reduce__(self) -> tuple[type[Observation], tuple[Any, ...]]:
-        return (Observation, field_values(self))
 
     seat: int
     team: int
@@ -119,6 +116,9 @@ class Observation:
     legal_decisions: Sequence[Action]
     can_call_tichu: bool
     winner: int | None
+
+    def __reduce__(self) -> tuple[type[Observation], tuple[Any, ...]]:
+        return (Observation, field_values(self))
 
     @property
     def is_my_turn(self) -> bool:
