@@ -58,7 +58,8 @@ fast: $(STAMP)
 pure:
 	rm -f referee/rules/*.so referee/*.so
 
-bench: $(STAMP) $(COMPILED)/.built
+bench: $(STAMP)
+	$(MAKE) $(COMPILED)/.built || echo "bench: no compiled build (no C compiler?): the pure engine only"
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
