@@ -21,7 +21,7 @@ from referee.rules.actions import (
     Play,
 )
 from referee.rules.cards import DOG, MJ, PHX, RANK_MASKS, format_cards, mask_points, rank_name
-from referee.rules.combos import DOG_KIND, SINGLE, Combo, beats, classify
+from referee.rules.combos import COMBOS, DOG_KIND, SINGLE, Combo, beats, classify
 from referee.rules.config import OFFICIAL, RulesConfig
 from referee.rules.errors import IllegalActionError, InvalidActionError
 from referee.rules.events import (
@@ -44,6 +44,7 @@ from referee.rules.legal import (
     _NEXT,
     _WINDOWS,
     DOG_COMBO,
+    Entry,
     _call_problem,
     _can_fulfil,
     _dog_partner_options,
@@ -667,6 +668,14 @@ def _apply_play(state: State, seat: int, play: Play, owned: bool, events: Events
         return st
     _do_play(st, seat, play.cards_mask, combo, play.wish, play.partner, False, events)
     return st
+
+
+def _play_entry(st: State, seat: int, entry: Entry, events: Events) -> None:
+    """Play a regular turn's listed entry (legal._turn_options), which needs no validation."""
+    if len(entry) == 2:
+        _do_play(st, seat, entry[0], COMBOS[entry[1]], 0, -1, False, events)
+    else:
+        _do_play(st, seat, entry[0], COMBOS[entry[1]], entry[2], entry[3], False, events)
 
 
 def _do_play(

@@ -17,6 +17,7 @@ from referee.rules.game import (
     _dispatch,
     _do_play,
     _perform_pass,
+    _play_entry,
     _resolve_window,
     _submit_exchange,
 )
@@ -127,11 +128,7 @@ def playout(state: State, rng: random.Random, rounds: int = 1) -> tuple[State, i
                 if pick < len(prefix):
                     _perform_pass(st, seat, events)
                 else:
-                    entry = entries[pick - len(prefix)]
-                    if len(entry) == 2:
-                        _do_play(st, seat, entry[0], COMBOS[entry[1]], 0, -1, False, events)
-                    else:
-                        _do_play(st, seat, entry[0], COMBOS[entry[1]], entry[2], entry[3], False, events)
+                    _play_entry(st, seat, entries[pick - len(prefix)], events)
             window = st.window
             # The window this opened, at once when no seat in it can bomb (holders is at worst
             # a superset here: the actor's hand may just have lost its bomb).

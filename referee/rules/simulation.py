@@ -20,9 +20,9 @@ from referee.rules.events import Event
 from referee.rules.game import (
     _close_unanswerable_window,
     _dispatch,
-    _do_play,
     _in_window_order,
     _perform_pass,
+    _play_entry,
     _resolve_window,
 )
 from referee.rules.legal import Entry, _legal_decisions, _owes_window, _turn_options, _window_bombs, to_act
@@ -130,11 +130,7 @@ class Simulation:
             if index < len(prefix):
                 _perform_pass(st, seat, events)
             else:
-                entry = entries[index - len(prefix)]
-                if len(entry) == 2:
-                    _do_play(st, seat, entry[0], COMBOS[entry[1]], 0, -1, False, events)
-                else:
-                    _do_play(st, seat, entry[0], COMBOS[entry[1]], entry[2], entry[3], False, events)
+                _play_entry(st, seat, entries[index - len(prefix)], events)
             st._legal = None
             st._stamp = None
             self._close_forced_window()

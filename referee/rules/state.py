@@ -54,6 +54,44 @@ _GAME_OVER = Phase.GAME_OVER
 TrickEntry = tuple[int, int, Combo]  # (seat, cards, reading)
 
 
+# What a State's equality and hashing compare: every field but the caches. A compiled State has
+# no __slots__ to read at run time, so they are listed here, and the slots are made from them.
+PUBLIC_FIELDS = (
+    "active",
+    "calls",
+    "config",
+    "dealer",
+    "dog_aside",
+    "dog_owner",
+    "exchange",
+    "gift",
+    "gt",
+    "hands",
+    "history",
+    "out",
+    "passed",
+    "phase",
+    "piles",
+    "played",
+    "received",
+    "round",
+    "scores",
+    "seed",
+    "table",
+    "tichu_step",
+    "top",
+    "top_seat",
+    "trick",
+    "turn",
+    "unseen",
+    "window",
+    "window_bombs",
+    "window_declined",
+    "winner",
+    "wish",
+)
+
+
 class State:
     """A whole game at one moment; never mutated once returned by the engine.
 
@@ -61,44 +99,8 @@ class State:
     dataclass copy costs several times more. Seats are ints; card sets are card masks.
     """
 
-    __slots__ = (
-        "_leads",
-        "_legal",
-        "_stamp",
-        "_stop_before_deal",
-        "active",
-        "calls",
-        "config",
-        "dealer",
-        "dog_aside",
-        "dog_owner",
-        "exchange",
-        "gift",
-        "gt",
-        "hands",
-        "history",
-        "out",
-        "passed",
-        "phase",
-        "piles",
-        "played",
-        "received",
-        "round",
-        "scores",
-        "seed",
-        "table",
-        "tichu_step",
-        "top",
-        "top_seat",
-        "trick",
-        "turn",
-        "unseen",
-        "window",
-        "window_bombs",
-        "window_declined",
-        "winner",
-        "wish",
-    )
+    # The caches, then the fields of the value (PUBLIC_FIELDS).
+    __slots__ = ("_leads", "_legal", "_stamp", "_stop_before_deal", *PUBLIC_FIELDS)
 
     config: RulesConfig
     seed: int | str
@@ -204,44 +206,6 @@ class State:
 
     def __repr__(self) -> str:
         return f"<State round={self.round} phase={self.phase.value} turn={self.turn}>"
-
-
-# What equality and hashing compare: every slot but the caches (a compiled State has no
-# __slots__ to read at run time, so the names are listed; a test holds them to the slots).
-PUBLIC_FIELDS = (
-    "active",
-    "calls",
-    "config",
-    "dealer",
-    "dog_aside",
-    "dog_owner",
-    "exchange",
-    "gift",
-    "gt",
-    "hands",
-    "history",
-    "out",
-    "passed",
-    "phase",
-    "piles",
-    "played",
-    "received",
-    "round",
-    "scores",
-    "seed",
-    "table",
-    "tichu_step",
-    "top",
-    "top_seat",
-    "trick",
-    "turn",
-    "unseen",
-    "window",
-    "window_bombs",
-    "window_declined",
-    "winner",
-    "wish",
-)
 
 
 def team_of(seat: int) -> int:
