@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.service import RecordHook, RefereeService
+from referee.wire.tichu.v1 import referee_pb2
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -35,6 +38,11 @@ SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
 )
 PemSource = bytes | str | Path
+# The services a generic client finds (grpc.health.v1 and server reflection): grpcurl, load
+# balancers and container probes ask health for "" (the whole server) or for a service's name.
+REFEREE_SERVICE: str = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
+HEALTH_SERVICE: str = health.SERVICE_NAME
+REFLECTION_SERVICE: str = reflection.SERVICE_NAME
 
 
 @dataclass
@@ -46,9 +54,12 @@ class RunningServer:
     port: int
     address: str
     secure: bool
+    health: health.aio.HealthServicer
 
     async def stop(self, grace_s: float | None = 1.0) -> None:
-        """Stop every match, then the server (open calls get `grace_s` to finish)."""
+        """Say NOT_SERVING to health checks, stop every match, then the server (open calls get
+        `grace_s` to finish)."""
+        await self.health.enter_graceful_shutdown()
         await self.service.close()
         await self.server.stop(grace_s)
 
@@ -78,13 +89,15 @@ async def start_server(
     forget_finished_after_s: float | None = None,
     keep_records: bool = False,
     signing_key: Path | None = None,
+    reflection_enabled: bool = True,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
     there as it is played, and (with `resume`) the unfinished ones found there continue.
     `forget_finished_after_s` drops finished matches from memory that long after they end;
     `keep_records` keeps each table's records in memory too (`Table.records`, for tests);
-    with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed."""
+    with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed.
+    grpc.health.v1 always answers; server reflection unless `reflection_enabled=False`."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -102,6 +115,10 @@ async def start_server(
     )
     server = grpc.aio.server(options=SERVER_OPTIONS)
     service.attach(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if reflection_enabled:
+        reflection.enable_server_reflection((REFEREE_SERVICE, HEALTH_SERVICE, REFLECTION_SERVICE), server)
     try:
         if tls_cert is not None and tls_key is not None:
             credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
@@ -116,9 +133,11 @@ async def start_server(
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
     await server.start()
+    for name in ("", REFEREE_SERVICE):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     host = address.rsplit(":", 1)[0]
     log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
-    return RunningServer(server, service, port, f"{host}:{port}", tls_cert is not None)
+    return RunningServer(server, service, port, f"{host}:{port}", tls_cert is not None, health_servicer)
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +172,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_FORGET_S,
         metavar="S",
         help=f"forget a finished match S seconds after it ends (default {DEFAULT_FORGET_S:g})",
+    )
+    parser.add_argument(
+        "--no-reflection",
+        action="store_true",
+        help="do not answer gRPC server reflection (grpc.health.v1 always answers)",
     )
     clocks = parser.add_argument_group("clock defaults (a CreateMatch may override each)")
     base = ClockSettings()
@@ -209,6 +233,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 not args.no_resume,
                 args.forget_finished_after_s,
                 args.signing_key,
+                not args.no_reflection,
             )
         )
     except (OSError, KeyFileError) as error:
@@ -228,6 +253,7 @@ async def _serve(
     resume: bool,
     forget_finished_after_s: float,
     signing_key: Path | None,
+    reflection_enabled: bool,
 ) -> None:
     running = await start_server(
         address,
@@ -240,6 +266,7 @@ async def _serve(
         resume=resume,
         forget_finished_after_s=forget_finished_after_s,
         signing_key=signing_key,
+        reflection_enabled=reflection_enabled,
     )
     freeze_startup_heap()
     stop = asyncio.Event()
