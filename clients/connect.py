@@ -21,6 +21,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -33,6 +34,7 @@ import structlog
 
 from clients.bot import Bot, DecisionKind, Harness, Rejection
 from referee import log as log_setup
+from referee.cli import attach_token_values
 from referee.match import PROTOCOL_VERSION
 from referee.rules import Action, CallTichu, Observation, Play, mask_of
 from referee.rules.legal import ExchangeChoices
@@ -65,6 +67,7 @@ __all__ = [
     "load_bot",
     "run",
     "run_bot",
+    "tls_failure",
 ]
 
 log = structlog.get_logger("tichu.connect")
@@ -134,8 +137,9 @@ class MatchResult:
 class _Session:
     """One bot's connection to one match, across reconnections."""
 
-    def __init__(self, bot: Bot, token: str, name: str, version: str) -> None:
+    def __init__(self, bot: Bot, token: str, name: str, version: str, server: str = "") -> None:
         self.bot = bot
+        self.server = server  # host:port, for messages
         self.harness = Harness(bot)
         self.hello = pb.Hello(
             token=token,
@@ -190,6 +194,9 @@ class _Session:
             call.cancel()
         if result is not None:
             return result
+        tls = None if failure is None or self.welcomed else tls_failure(failure, self.server)
+        if tls is not None:
+            raise ConnectError(tls)  # another attempt would fail the same way
         # A referee that has not yet noticed the old stream is gone may refuse the seat as
         # still connected: after a first Welcome, a refused token is worth retrying.
         code = None if failure is None else failure.code()
@@ -348,6 +355,31 @@ class _Session:
         return result
 
 
+_VERIFY_FAILED = re.compile(r"CERTIFICATE_VERIFY_FAILED: ([^:]+)")
+
+
+def tls_failure(error: grpc.aio.AioRpcError, server: str) -> str | None:
+    """What a call that failed in the TLS handshake with `server` tells the bot's author; None
+    if it failed otherwise. The handshake fails the same way on every attempt."""
+    details = error.details() or ""
+    if error.code() is not grpc.StatusCode.UNAVAILABLE or not re.search(
+        r"tls|ssl|handshake|certificate", details, re.IGNORECASE
+    ):
+        return None
+    failed = f"TLS handshake with {server} failed"
+    host = server.rsplit(":", 1)[0].strip("[]")
+    if "Hostname Verification" in details:
+        return f"{failed}: the referee's certificate is not for {host!r}: connect by a name it holds"
+    if found := _VERIFY_FAILED.search(details):
+        return (
+            f"{failed}: the referee's certificate is not trusted ({found.group(1).strip()}); pass "
+            "--ca-file (connect's ca_file) with the certificate that signed it"
+        )
+    if "WRONG_VERSION_NUMBER" in details:
+        return f"{failed}: the referee does not speak TLS there; for a plaintext referee, pass --insecure"
+    return f"{failed}: {details.rsplit('last error: ', 1)[-1]}"
+
+
 def _channel(server: str, insecure: bool, ca_file: str | None) -> Any:
     if insecure:
         return grpc.aio.insecure_channel(server)
@@ -373,7 +405,7 @@ async def connect(
     plain connection. A dropped stream is reopened with the same token up to `retries` times in
     a row, waiting backoff_s, then twice as long each time (at most max_backoff_s).
     """
-    session = _Session(bot, token, name or bot.name, bot.version)
+    session = _Session(bot, token, name or bot.name, bot.version, server)
     failures = 0
     async with _channel(server, insecure, ca_file) as channel:
         stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -469,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m clients.connect MODULE:CLASS ...`, the same as `tichu bot`."""
     parser = argparse.ArgumentParser(prog="tichu bot", description="Play a bot on a Tichu referee.")
     add_bot_arguments(parser)
-    return run_bot(parser.parse_args(argv))
+    return run_bot(parser.parse_args(attach_token_values(sys.argv[1:] if argv is None else argv)))
 
 
 if __name__ == "__main__":

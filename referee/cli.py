@@ -8,7 +8,9 @@ group `tichu.commands` (pyproject.toml), and this module finds them by name.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Protocol
 
@@ -24,6 +26,51 @@ class Command(Protocol):
 
 
 COMMAND_GROUP = "tichu.commands"
+# Options whose value is a secret token: base64url, which may begin with '-'.
+TOKEN_OPTIONS = frozenset({"--token", "--organiser-token"})
+# A word that is an option of ours rather than a token: `--name` or `--name=value`.
+LONG_OPTION = re.compile(r"--[a-z][a-z0-9-]*(=.*)?", re.DOTALL)
+
+
+def attach_token_values(argv: Sequence[str]) -> list[str]:
+    """argv with `--token -abc` written `--token=-abc`, which argparse takes as the value.
+
+    argparse reads a word that begins with '-' as an option, so `--token -abc` would fail with
+    "expected one argument". Seat tokens handed out now never begin with '-', but older ones
+    may, and so may an organiser's token. Words after a bare `--` are left alone.
+    """
+    out = list(argv)
+    i = 0
+    while i < len(out) - 1 and out[i] != "--":
+        value = out[i + 1]
+        if (
+            out[i] in TOKEN_OPTIONS
+            and value.startswith("-")
+            and value != "--"
+            and not LONG_OPTION.fullmatch(value)
+        ):
+            out[i : i + 2] = [f"{out[i]}={value}"]
+        i += 1
+    return out
+
+
+class _Version(argparse.Action):
+    """`--version`: the package's version and the protocol it speaks (imported only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(version_line())  # on stdout, as argparse's own version action prints
+        parser.exit()
+
+
+def version_line() -> str:
+    """What `tichu --version` prints: the package's version and the protocol's."""
+    from referee import __version__
+    from referee.match import PROTOCOL_VERSION
+
+    return f"tichu {__version__} (protocol tichu.v1, protocol_version {PROTOCOL_VERSION})"
 
 
 def external_command(name: str) -> Command:
@@ -43,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tichu", description="Tichu Referee: rules engine, referee and bots"
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a referee on localhost and four bot processes play one full game")
     demo.add_argument("--local", action="store_true", help="no network: sample bots in this process")
@@ -77,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         from referee.replay.signing import add_keygen_arguments
 
         add_keygen_arguments(keygen)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_token_values(argv))
     if args.command == "demo":
         if args.local:
             return external_command("demo-local").run(args)

@@ -173,8 +173,19 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     def seat_token(self, match_id: str, seat: int) -> str:
         """A seat's secret token: derived from the organiser token, so a restarted referee
         (given the same organiser token) accepts the tokens it handed out before."""
+        return self.seat_tokens(match_id, seat)[0]
+
+    def seat_tokens(self, match_id: str, seat: int) -> tuple[str, ...]:
+        """The tokens that open a seat: the one handed out first, then any older form of it.
+
+        A token is base64url, so one in 64 would begin with '-', which a command line takes for
+        an option (`--token -x...`): such a token is handed out with '_' in its place. Referees
+        before that handed out the '-' form, which still opens the seat (a resumed match's bots
+        keep the tokens they were given).
+        """
         digest = hmac.new(self._organiser_token, f"tichu-seat/{match_id}/{seat}".encode(), hashlib.sha256)
-        return base64.urlsafe_b64encode(digest.digest()[:24]).decode()
+        token = base64.urlsafe_b64encode(digest.digest()[:24]).decode()
+        return ("_" + token[1:], token) if token.startswith("-") else (token,)
 
     def resume_unfinished(self) -> list[str]:
         """Continue every unfinished match whose replay is in `replay_dir`; their ids.
@@ -254,8 +265,9 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         match_id = table.match_id
         tokens = [self.seat_token(match_id, seat) for seat in range(table.players)]
         self.tables[match_id] = table
-        for seat, token in enumerate(tokens):
-            self._seats[token] = (table, seat)
+        for seat in range(table.players):
+            for token in self.seat_tokens(match_id, seat):
+                self._seats[token] = (table, seat)
         if writer is not None:
             self.replay_paths[match_id] = writer.path
             table.finished_callbacks.append(writer.close)
@@ -280,7 +292,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             return False
         del self.tables[match_id]
         for seat in range(table.players):
-            self._seats.pop(self.seat_token(match_id, seat), None)
+            for token in self.seat_tokens(match_id, seat):
+                self._seats.pop(token, None)
         self.replay_paths.pop(match_id, None)
         self._log.info("match_forgotten", match_id=match_id)
         return True

@@ -307,3 +307,35 @@ def test_tichu_bot_plays_a_seat_from_the_command_line(
     # seats' bots log to the same captured output, so the result line is looked for among them.
     result = re.compile(r"match cli: (team [AB] won|a draw), -?\d+ - -?\d+")
     assert any(result.match(line) for line in capsys.readouterr().out.splitlines())
+
+
+def test_tichu_bot_takes_a_token_that_begins_with_a_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A seat token of an older referee may begin with '-', and `--token -...` is how the README
+    # shows it: `tichu` itself (referee.cli.main) must take it, and the referee must accept it.
+    monkeypatch.setattr("referee.log.configure", lambda **_: None)
+    from referee.cli import main as tichu
+    from tests.server.test_tokens import dashed_match_id, legacy_token
+
+    async def main() -> int:
+        running = await server.start_server(
+            "127.0.0.1:0", server_support.ORGANISER, insecure=True, defaults=CALM
+        )
+        try:
+            match_id = dashed_match_id()
+            _, tokens = running.service.create_match(rules_json=RULES, seed="3", match_id=match_id)
+            old = legacy_token(match_id, 0)
+            assert old.startswith("-") and tokens[0] != old
+            command = ["bot", "clients.random_bot:RandomBot", "--server", running.address, "--insecure"]
+            code = asyncio.to_thread(tichu, [*command, "--token", old])
+            others = [connect(RandomBot(), running.address, token, insecure=True) for token in tokens[1:]]
+            finished = await asyncio.gather(code, *others)
+            exit_code = finished[0]
+            assert isinstance(exit_code, int)
+            return exit_code
+        finally:
+            await running.stop(0)
+
+    assert asyncio.run(main()) == 0
+    assert any(line.startswith("match dash-") for line in capsys.readouterr().out.splitlines())
