@@ -363,7 +363,7 @@ def tls_failure(error: grpc.aio.AioRpcError, server: str) -> str | None:
     if it failed otherwise. The handshake fails the same way on every attempt."""
     details = error.details() or ""
     if error.code() is not grpc.StatusCode.UNAVAILABLE or not re.search(
-        r"tls|ssl|handshake|certificate", details, re.IGNORECASE
+        r"tls|ssl|handshake|certificate|verification", details, re.IGNORECASE
     ):
         return None
     failed = f"TLS handshake with {server} failed"

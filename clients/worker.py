@@ -26,13 +26,22 @@ from referee import log as log_setup
 
 
 async def _play_seat(
-    bot_class: type[Bot], server: str, insecure: bool, token: str, name: str, seed: str, out: TextIO
+    bot_class: type[Bot],
+    server: str,
+    insecure: bool,
+    token: str,
+    name: str,
+    seed: str,
+    out: TextIO,
+    ca_file: str | None,
 ) -> None:
     bot = bot_class()
     if seed:
         bot.rng.seed(seed)
     try:
-        result = await connect(bot, server, token, insecure=insecure, name=name or None, retries=3)
+        result = await connect(
+            bot, server, token, insecure=insecure, ca_file=ca_file, name=name or None, retries=3
+        )
     except (ConnectError, OSError) as error:
         print(f"failed {name or bot_class.name}: {error}", file=out, flush=True)
         return
@@ -40,16 +49,23 @@ async def _play_seat(
 
 
 async def serve_seats(
-    bot_class: type[Bot], server: str, insecure: bool, lines: asyncio.Queue[str | None], out: TextIO
+    bot_class: type[Bot],
+    server: str,
+    insecure: bool,
+    lines: asyncio.Queue[str | None],
+    out: TextIO,
+    ca_file: str | None = None,
 ) -> None:
-    """Play every seat whose line arrives on `lines` (None ends the input); return when all are over."""
+    """Play every seat whose line arrives on `lines` (None ends the input); return when all are over.
+
+    A line is `TOKEN [NAME [RNG_SEED]]`, split at white space: a token may begin with '-'."""
     seats: set[asyncio.Task[None]] = set()
     while (line := await lines.get()) is not None:
         fields = line.split()
         if not fields:
             continue
         token, name, seed = (fields + ["", ""])[:3]
-        task = asyncio.create_task(_play_seat(bot_class, server, insecure, token, name, seed, out))
+        task = asyncio.create_task(_play_seat(bot_class, server, insecure, token, name, seed, out, ca_file))
         seats.add(task)
         task.add_done_callback(seats.discard)
     if seats:
@@ -65,11 +81,11 @@ async def _read_stdin(lines: asyncio.Queue[str | None]) -> None:
         lines.put_nowait(line)
 
 
-async def _main(bot_class: type[Bot], server: str, insecure: bool) -> None:
+async def _main(bot_class: type[Bot], server: str, insecure: bool, ca_file: str | None) -> None:
     lines: asyncio.Queue[str | None] = asyncio.Queue()
     reader = asyncio.create_task(_read_stdin(lines))
     try:
-        await serve_seats(bot_class, server, insecure, lines, sys.stdout)
+        await serve_seats(bot_class, server, insecure, lines, sys.stdout, ca_file)
     finally:
         reader.cancel()
 
@@ -80,7 +96,9 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         "bot", metavar="MODULE:CLASS", help="the Bot subclass, e.g. clients.random_bot:RandomBot"
     )
     parser.add_argument("--server", required=True, help="the tournament referee's host:port")
-    parser.add_argument("--insecure", action="store_true", help="connect without TLS (a local tournament)")
+    security = parser.add_mutually_exclusive_group()
+    security.add_argument("--insecure", action="store_true", help="connect without TLS (a local tournament)")
+    security.add_argument("--ca-file", help="PEM root certificates to verify the referee with")
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -91,7 +109,7 @@ def run_worker(args: argparse.Namespace) -> int:
     except (ImportError, ValueError, OSError) as error:
         print(f"tichu tournament worker: {error}", file=sys.stderr)
         return 2
-    asyncio.run(_main(bot_class, args.server, args.insecure))
+    asyncio.run(_main(bot_class, args.server, args.insecure, args.ca_file))
     return 0
 
 
