@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure test-compiled fast pure lint bench proto clean
+.PHONY: demo test test-pure test-compiled fast pure lint buf buf-checks bench proto clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,32 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# buf, pinned in tools/buf/package-lock.json and installed from the npm registry (the package
+# carries the binary: no install script runs), lints proto/ and checks that it breaks nothing of
+# the proto of the last release: the newest v* tag, else e19aab6 (0.1.0, never tagged).
+BUF_DIR := tools/buf
+BUF := $(BUF_DIR)/node_modules/.bin/buf
+BUF_STAMP := $(BUF_DIR)/node_modules/.installed
+PROTO_BASELINE ?= $(shell git describe --tags --abbrev=0 --match 'v*' 2>/dev/null || echo e19aab62f5e2a5f11006066889d27ffc93bb0944)
+
+$(BUF_STAMP): $(BUF_DIR)/package.json $(BUF_DIR)/package-lock.json
+	cd $(BUF_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+buf:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory buf-checks; \
+	else echo "buf: skipped, npm is not installed (Debian: apt-get install npm)"; fi
+
+buf-checks: $(BUF_STAMP)
+	$(BUF) lint proto
+	@if git cat-file -e '$(PROTO_BASELINE)^{commit}' 2>/dev/null; then \
+		echo "buf breaking proto --against $(PROTO_BASELINE)"; \
+		$(BUF) breaking proto --against '.git#ref=$(PROTO_BASELINE),subdir=proto'; \
+	else echo "buf breaking: skipped, the baseline $(PROTO_BASELINE) is not in this checkout (no .git, or a shallow clone)"; fi
+
 # The whole suite on the pure engine, then again on the compiled one (the step says why it is
 # skipped on a machine with no C compiler).
-test: lint test-pure test-compiled
+test: lint buf test-pure test-compiled
 
 test-pure: $(STAMP)
 	$(BIN)/pytest -n 2
@@ -71,4 +94,4 @@ proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate
 
 clean: pure
-	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BUF_DIR)/node_modules build .mypy_cache .pytest_cache .ruff_cache .hypothesis
