@@ -67,3 +67,21 @@ def test_a_token_in_its_old_dashed_form_still_opens_its_seat() -> None:
             assert (await refused(ref, hello("_" + old))).code() == grpc.StatusCode.UNAUTHENTICATED
 
     run(scenario())
+
+
+def test_a_forgotten_match_forgets_both_forms_of_its_tokens() -> None:
+    async def scenario() -> None:
+        async with referee() as ref:
+            assert ref.server is not None
+            match_id = dashed_match_id()
+            table, tokens = ref.create_here(match_id=match_id)
+            await table.stop("the test ends it")
+            assert ref.server.service.forget(match_id)
+            for token in (tokens[0], legacy_token(match_id, 0)):
+                error = await refused(ref, hello(token))
+                assert (error.code(), error.details()) == (
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "unknown seat token",
+                )
+
+    run(scenario())
