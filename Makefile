@@ -22,7 +22,7 @@ lint: $(STAMP)
 
 # buf, pinned in tools/buf/package-lock.json and installed from the npm registry (the package
 # carries the binary: no install script runs), lints proto/ and checks that it breaks nothing of
-# the proto of the last release: the newest v* tag, else e19aab6 (0.1.0, never tagged).
+# the proto of the last release: the newest v* tag, else e19aab6 (the last release, untagged).
 BUF_DIR := tools/buf
 BUF := $(BUF_DIR)/node_modules/.bin/buf
 BUF_STAMP := $(BUF_DIR)/node_modules/.installed
