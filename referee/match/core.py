@@ -200,6 +200,8 @@ class Match:
         """Take over an unfinished replay's game: its state, counts, logs, request ids, times."""
         self.state = run.state
         self.state_version = run.version
+        if run.version:
+            self._changes.add(run.state, run.version, f"{run.moves} moves before the referee restarted")
         self._requests.next_id = run.max_request_id + 1
         # Times in the file go on from where they stopped, as if the match had never paused.
         self._created_at = now - run.last_t_ms / 1000
@@ -221,8 +223,6 @@ class Match:
             slot.ever_connected = run.started
             if counted.bank_left_ms is not None:
                 slot.bank_s = counted.bank_left_ms / 1000
-        if run.version:
-            self._changes.add(run.state, run.version, f"{run.moves} moves before the referee restarted")
         if run.started:
             self._initial_events = []
             self._resumed = True
@@ -260,8 +260,7 @@ class Match:
                     self._dispatch(item, now)
                 elif isinstance(item, Connect):
                     self._late_connection(item)  # a deadline before it ended the match
-                # The search that finds nothing more due now finds the next deadline too: one
-                # pass over the clocks per input, not two.
+                # The search that finds nothing more due finds the next deadline too: one pass per input.
                 self._due_at = self._fire_due(now)
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.
@@ -785,11 +784,12 @@ class Match:
         self._check_over(now)
 
     def _log_event(self, event: Event, version: int, data: dict[str, Any]) -> LogEntry:
-        """Add an event to the spectators' logs."""
+        """Add an event to the spectators' logs: the public one is told no hidden answer either,
+        so its version is the lowest any seat is told."""
         entry = LogEntry(version, data["type"], json.dumps(data, separators=(",", ":")))
         self.full_log.append(entry)
         if event.private_to is None:
-            self.public_log.append(entry)
+            self.public_log.append(replace(entry, state_version=min(version, *self._changes.seats)))
         return entry
 
     def _publish(self, events: Sequence[Event], now: float) -> None:

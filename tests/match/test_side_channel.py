@@ -251,3 +251,19 @@ def test_a_stale_rejection_lists_at_most_four_changes() -> None:
     )
     assert changes.since(2, 5) == "change 6 (state 5 -> 6)"
     assert changes.since(2, 6) == "nothing"
+
+
+def test_a_public_spectator_is_told_no_hidden_answer_either() -> None:
+    """Anyone may watch the public events at once (watch_delay_events 0): a Tichu call during the
+    exchange is shown at the version every seat that has not exchanged was told."""
+    run = start(OPEN_CALLS, Phase.EXCHANGE)
+    base = run.match.state_version
+    run.answer(1, T0 + 0.25)
+    run.answer(2, T0 + 0.25)
+    run.handle(Received(stream(3), OutOfTurn(run.latest_version(3), CallTichu())), T0 + 0.5)
+    log, shown = run.match.spectator_log(full=False)
+    assert (log[shown - 1].type, log[shown - 1].state_version) == ("called", base + 1)
+    full, _ = run.match.spectator_log(full=True)
+    assert (full[-1].type, full[-1].state_version) == ("called", base + 3)  # the replay's version
+    seen = [m for m in run.seen(WATCHER) if isinstance(m, EventMessage)][-1]
+    assert (seen.type, seen.state_version) == ("called", base + 1)
