@@ -164,7 +164,7 @@ class _LocalMatch:
             obs = observe(match.state, seat)
             if request.can_call_tichu and harness.wants_tichu_call(obs):
                 # Said at once, before the bot decides: it is public, and changes no request.
-                self._feed(Received(seat, OutOfTurn(match.state_version, CallTichu())))
+                self._feed(Received(seat, OutOfTurn(match.version_for(seat), CallTichu())))
                 obs = observe(match.state, seat)
             action = harness.decide(obs, request.kind)
         took = time.perf_counter() - started

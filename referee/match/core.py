@@ -86,7 +86,6 @@ from referee.match.requests import (
     DECLINE,
     PASS,
     SIMULTANEOUS,
-    Changes,
     OpenRequest,
     Refusal,
     Requests,
@@ -159,8 +158,8 @@ class Match:
         names = [header.seats[s].bot_name if s < len(header.seats) else "" for s in range(self.players)]
         self._seats = [SeatState(s, names[s], bank_s=self.clock.bank_ms / 1000) for s in range(self.players)]
         self.tally = Tally(self.players, names)
-        self._requests = Requests(self.clock)
-        self._changes = Changes()
+        self._requests = Requests(self.clock, state)
+        self._changes = self._requests.changes  # and the version each seat is told
         # Every event, and the public ones: a watcher's seq is the position in its log.
         self.public_log: list[LogEntry] = []
         self.full_log: list[LogEntry] = []
@@ -201,6 +200,8 @@ class Match:
         """Take over an unfinished replay's game: its state, counts, logs, request ids, times."""
         self.state = run.state
         self.state_version = run.version
+        if run.version:
+            self._changes.add(run.state, run.version, f"{run.moves} moves before the referee restarted")
         self._requests.next_id = run.max_request_id + 1
         # Times in the file go on from where they stopped, as if the match had never paused.
         self._created_at = now - run.last_t_ms / 1000
@@ -222,8 +223,6 @@ class Match:
             slot.ever_connected = run.started
             if counted.bank_left_ms is not None:
                 slot.bank_s = counted.bank_left_ms / 1000
-        if run.version:
-            self._changes.add(0, run.version, f"{run.moves} moves before the referee restarted")
         if run.started:
             self._initial_events = []
             self._resumed = True
@@ -261,8 +260,7 @@ class Match:
                     self._dispatch(item, now)
                 elif isinstance(item, Connect):
                     self._late_connection(item)  # a deadline before it ended the match
-                # The search that finds nothing more due now finds the next deadline too: one
-                # pass over the clocks per input, not two.
+                # The search that finds nothing more due finds the next deadline too: one pass per input.
                 self._due_at = self._fire_due(now)
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.
@@ -297,6 +295,10 @@ class Match:
         return self.status == "finished"
 
     # ---------------------------------------------------------------------------- what it shows
+
+    def version_for(self, seat: int) -> int:
+        """The state version as `seat` is told it (another seat's hidden answer does not move it)."""
+        return self._changes.seats[seat]
 
     def seat_info(self) -> tuple[SeatInfo, ...]:
         """Each seat's bot name and whether it is connected."""
@@ -554,7 +556,7 @@ class Match:
         """The seat's complete view and its open request, its clocks brought up to date."""
         request = self._requests.open.get(seat)
         pending = () if request is None else (self._requests.refreshed(request, now),)
-        return Snapshot(self.state_version, observe(self.state, seat), pending)
+        return Snapshot(self._changes.seats[seat], observe(self.state, seat), pending)
 
     def _start_game(self, now: float) -> None:
         self.status = "running"
@@ -597,7 +599,8 @@ class Match:
                 self._note("info", "message_rate_limited", seat=stream.seat, count=slot.rate_limited)
             # Not recorded in the replay: a flood would swamp it.
             dropped = f"more than {RATE_PER_S:g} messages a second; this one was dropped"
-            self._send(slot, Rejection(RejectionReason.RATE_LIMITED, "", dropped, 0, self.state_version))
+            version = self._changes.seats[slot.seat]
+            self._send(slot, Rejection(RejectionReason.RATE_LIMITED, "", dropped, 0, version))
             return
         stream.ping_sent_at = None  # any message proves the stream is alive
         self._message(slot, item.message, now)
@@ -618,7 +621,7 @@ class Match:
             waiting = "the game has not started: waiting for every seat"
             self._refuse(seat, Refusal(RejectionReason.OUT_OF_ORDER, waiting), now)
         elif isinstance(message, Decision):
-            checked = self._requests.check_decision(seat, message, self._changes)
+            checked = self._requests.check_decision(seat, message)
             if isinstance(checked, Refusal):
                 self._refuse(seat, checked, now)
             else:
@@ -638,7 +641,7 @@ class Match:
             request_id=request_id,
         )
         self._write(RejectionRecord(seat, reason.value, rule, message, request_id, self._rel_ms(now)))
-        self._send(self._seats[seat], Rejection(reason, rule, message, request_id, self.state_version))
+        self._send(self._seats[seat], Rejection(reason, rule, message, request_id, self._changes.seats[seat]))
 
     def _refuse_error(self, seat: int, error: RulesError, now: float, request_id: int = 0) -> None:
         reason = RejectionReason.ILLEGAL if isinstance(error, IllegalActionError) else RejectionReason.INVALID
@@ -721,7 +724,7 @@ class Match:
 
     def _out_of_turn(self, seat: int, message: OutOfTurn, now: float) -> None:
         """A bomb or a Tichu call sent at any moment: accepted only while the rules allow it."""
-        checked = self._requests.check_out_of_turn(message, self.state_version, self._changes)
+        checked = self._requests.check_out_of_turn(seat, message)
         if isinstance(checked, Refusal):
             self._refuse(seat, checked, now)
             return
@@ -770,9 +773,8 @@ class Match:
         """Make `state` current: a new version, the events out to those who may see them, requests."""
         old = self.state
         self.state = state
-        before = self.state_version
         self.state_version += 1
-        self._changes.add(before, self.state_version, what)
+        self._changes.add(state, self.state_version, what)
         self._publish(events, now)
         # A Tichu call changes nobody's decision, and in the simultaneous phases one seat's answer
         # leaves the others' questions as they were: those requests stay open, with their clocks.
@@ -782,15 +784,16 @@ class Match:
         self._check_over(now)
 
     def _log_event(self, event: Event, version: int, data: dict[str, Any]) -> LogEntry:
-        """Add an event to the spectators' logs."""
+        """Add an event to the spectators' logs: the public one is told no hidden answer either,
+        so its version is the lowest any seat is told."""
         entry = LogEntry(version, data["type"], json.dumps(data, separators=(",", ":")))
         self.full_log.append(entry)
         if event.private_to is None:
-            self.public_log.append(entry)
+            self.public_log.append(replace(entry, state_version=min(version, *self._changes.seats)))
         return entry
 
     def _publish(self, events: Sequence[Event], now: float) -> None:
-        version = self.state_version
+        version, seen = self.state_version, self._changes.seats  # the record's, and each seat's
         t_ms = self._rel_ms(now)
         out = self._out
         for event in events:
@@ -801,7 +804,7 @@ class Match:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
                     if slot.stream is not None:
-                        message = EventMessage(slot.seq, version, entry.type, entry.json)
+                        message = EventMessage(slot.seq, seen[slot.seat], entry.type, entry.json)
                         if slot.options.defer_events:
                             slot.held.append(message)
                         else:
@@ -834,7 +837,7 @@ class Match:
                     # The pass moves the game on, and syncs the requests of the state it makes.
                     self._pass_for(slot, now)
                     return
-                self._send(slot, requests.issue(self.state, seat, kind, self.state_version, slot.bank_s, now))
+                self._send(slot, requests.issue(self.state, seat, kind, slot.bank_s, now))
         # Declined for every seat: nobody is waited for (a fixed-length window runs to its end).
         if requests.declined_for_all(self.state.window) and not self.clock.fixed_length_windows:
             self._resolve_window(now)

@@ -8,7 +8,7 @@ core turns it into a Rejection, a replay record and a log line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from referee.match.clock import ClockSettings, ms
 from referee.match.messages import BadAction, Decision, OutOfTurn, RejectionReason, Request
@@ -90,30 +90,64 @@ def describe_change(seat: int, action: Action, before: State) -> str:
     return f"{names.get(type(action), 'an answer')} by seat {seat}"
 
 
-@dataclass(slots=True)
+def hidden_answers(state: State) -> tuple[int, ...]:
+    """The seats whose answer in the current simultaneous phase is applied but not yet revealed:
+    simultaneous Grand Tichu answers (R-GT-1), pre-step answers (R-CALL-6), exchanges (R-EXCH-3)."""
+    phase = state.phase
+    if phase is Phase.GRAND_TICHU and state.config.gt_decision_mode == "simultaneous":
+        return tuple([s for s, answer in enumerate(state.gt) if answer >= 0])
+    if phase is Phase.TICHU_STEP:
+        return tuple([s for s, answer in enumerate(state.tichu_step) if answer in (0, 1)])
+    if phase is Phase.EXCHANGE:
+        return tuple([s for s, gifts in enumerate(state.exchange) if gifts is not None])
+    return ()
+
+
+def seat_versions(state: State, version: int, preset: Sequence[int] = ()) -> tuple[int, ...]:
+    """The state version as each seat is told it: `version` less the hidden answers (each moved
+    the version by one) that the seat was not told of, so that nothing a seat is sent, nor what it
+    may send, depends on another seat's secret answer (R-INFO-1). An exchange is told to its giver
+    (`exchange_submitted`), a Grand Tichu or pre-step answer to nobody. `preset` are hidden
+    answers the game began with, which no version counted."""
+    hidden = [s for s in hidden_answers(state) if s not in preset]
+    if not hidden:
+        return (version,) * state.players
+    told = state.phase is Phase.EXCHANGE
+    return tuple([version - len(hidden) + (told and s in hidden) for s in range(state.players)])
+
+
 class Changes:
-    """Every change of state version and what it was, for STALE rejections."""
+    """Every change of state version, what it was and the version each seat was told before and
+    after it: the versions the seats see (`seats`, see `seat_versions`) and STALE rejections."""
 
-    entries: list[tuple[int, int, str]] = field(default_factory=list)  # (version before, after, what)
+    def __init__(self, state: State) -> None:
+        self.entries: list[tuple[tuple[int, ...], tuple[int, ...], str]] = []  # (before, after, what)
+        self.seats: tuple[int, ...] = seat_versions(state, 0, hidden_answers(state))
+        # Answers a given position holds count for no version while its phase lasts.
+        self._preset = (state.round, state.phase, hidden_answers(state))
 
-    def add(self, before: int, after: int, what: str) -> None:
-        """One change."""
-        self.entries.append((before, after, what))
+    def add(self, state: State, version: int, what: str) -> None:
+        """One change, which made `state` at `version`."""
+        before = self.seats
+        round_no, phase, preset = self._preset
+        kept = preset if (state.round, state.phase) == (round_no, phase) else ()
+        self.seats = seat_versions(state, version, kept)
+        self.entries.append((before, self.seats, what))
 
-    def since(self, version: int) -> str:
-        """What changed after `version`, in words."""
-        changes = [c for c in self.entries if c[1] > version]
+    def since(self, seat: int, version: int) -> str:
+        """What `seat` has been able to see change after its `version`, in words and its versions."""
+        changes = [(b[seat], a[seat], what) for b, a, what in self.entries if a[seat] > max(b[seat], version)]
         parts = [f"{what} (state {before} -> {after})" for before, after, what in changes[:STALE_DETAIL]]
-        if len(changes) > STALE_DETAIL:
-            parts.append(f"and {len(changes) - STALE_DETAIL} more changes")
-        return ", then ".join(parts) if parts else "nothing"
+        more = f", and {len(changes) - STALE_DETAIL} more changes" if len(changes) > STALE_DETAIL else ""
+        return ", then ".join(parts) + more if parts else "nothing"
 
 
 class Requests:
     """The requests of a match: at most one open per seat, the closed ones by id, the window's."""
 
-    def __init__(self, clock: ClockSettings) -> None:
+    def __init__(self, clock: ClockSettings, state: State) -> None:
         self.clock = clock
+        self.changes = Changes(state)  # the versions each seat is told, and what changed them
         self.open: dict[int, OpenRequest] = {}  # by seat
         self.closed: dict[int, tuple[int, str]] = {}  # id -> (seat, answered/timed_out/cancelled)
         self.next_id = 1
@@ -128,11 +162,11 @@ class Requests:
         opened = self.window_opened_at
         return None if opened is None else opened + self.clock.window_length_s
 
-    def issue(
-        self, state: State, seat: int, kind: DecisionKind, version: int, bank_s: float, now: float
-    ) -> Request:
-        """Open the request for the decision `seat` owes in `state`; its message."""
+    def issue(self, state: State, seat: int, kind: DecisionKind, bank_s: float, now: float) -> Request:
+        """Open the request for the decision `seat` owes in `state`, at the version the seat is told;
+        its message."""
         clock = self.clock
+        version = self.changes.seats[seat]
         rid = self.next_id
         self.next_id += 1
         if kind is DecisionKind.BOMB_WINDOW:
@@ -213,9 +247,7 @@ class Requests:
 
     # ---------------------------------------------------------------------------- checks
 
-    def check_decision(
-        self, seat: int, decision: Decision, changes: Changes
-    ) -> tuple[OpenRequest, Action] | Refusal:
+    def check_decision(self, seat: int, decision: Decision) -> tuple[OpenRequest, Action] | Refusal:
         """The open request a Decision answers and its action, or why it is refused."""
         rid = decision.request_id
         request = self.open.get(seat)
@@ -231,7 +263,7 @@ class Requests:
         if decision.state_version < request.state_version:
             stale = (
                 f"request {rid} is for state {request.state_version}; since state "
-                f"{decision.state_version}: {changes.since(decision.state_version)}"
+                f"{decision.state_version}: {self.changes.since(seat, decision.state_version)}"
             )
             return Refusal(RejectionReason.STALE, stale, "", rid)
         if decision.state_version > request.state_version:
@@ -242,15 +274,17 @@ class Requests:
         answer = check_answer(request, decision.action)
         return answer if isinstance(answer, Refusal) else (request, answer)
 
-    def check_out_of_turn(self, message: OutOfTurn, version: int, changes: Changes) -> Action | Refusal:
-        """The action an OutOfTurn carries, or why it is refused (before the rules are asked)."""
+    def check_out_of_turn(self, seat: int, message: OutOfTurn) -> Action | Refusal:
+        """The action an OutOfTurn of `seat` carries, or why it is refused (before the rules are
+        asked): it must be decided on the latest version the seat has been told."""
+        version = self.changes.seats[seat]
         if message.action is None:
             return Refusal(RejectionReason.INVALID, "an OutOfTurn message needs an action")
         if message.state_version > version:
             ahead = f"state {message.state_version} does not exist yet (the current state is {version})"
             return Refusal(RejectionReason.INVALID, ahead)
         if message.state_version < version:
-            since = changes.since(message.state_version)
+            since = self.changes.since(seat, message.state_version)
             stale = f"decided on state {message.state_version}; since then: {since}"
             return Refusal(RejectionReason.STALE, stale)
         if isinstance(message.action, BadAction):

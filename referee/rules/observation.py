@@ -241,10 +241,26 @@ def observation_from_json(data: dict[str, Any]) -> Observation:
     )
 
 
+def _to_act_seen(state: State, seat: int) -> tuple[int, ...]:
+    """The seats that owe a decision, as `seat` may know them: in the simultaneous phases another
+    seat's answer is hidden until all are revealed (R-GT-1, R-CALL-6, R-EXCH-3), so every other
+    seat that was asked still owes (R-INFO-1)."""
+    pending = to_act(state)
+    phase = state.phase
+    all_at_once = phase is Phase.GRAND_TICHU and state.config.gt_decision_mode == "simultaneous"
+    if phase is Phase.EXCHANGE or all_at_once:
+        asked: Sequence[int] = range(state.players)
+    elif phase is Phase.TICHU_STEP:
+        asked = [s for s, answer in enumerate(state.tichu_step) if answer != 2]  # 2: a Grand Tichu caller
+    else:
+        return pending
+    return tuple([s for s in asked if s != seat or s in pending])
+
+
 def observe(state: State, seat: int) -> Observation:
     """What `seat` may know now (R-INFO-1)."""
     n = state.players
-    pending = to_act(state)
+    pending = _to_act_seen(state, seat)
     gift_given = state.exchange[seat]
     return Observation(
         seat=seat,

@@ -172,9 +172,9 @@ def answer(
 def out_of_turn(
     match: Match, seat: int, sent_action: SentAction | str, t: float, version: int | None = None
 ) -> list[Output]:
-    """Send a bomb or a Tichu call out of turn at time `t` (on the current state version unless told)."""
+    """Send a bomb or a Tichu call out of turn at time `t` (on the seat's current version unless told)."""
     chosen = parse_action(sent_action) if isinstance(sent_action, str) else sent_action
-    message = OutOfTurn(match.state_version if version is None else version, chosen)
+    message = OutOfTurn(match.version_for(seat) if version is None else version, chosen)
     return match.handle(Received(stream(seat), message), t)
 
 
@@ -312,7 +312,7 @@ def play_out(
             t = max(t, first.at)
             request, chosen = first.request, first.answer
             if chosen.call_first:
-                call = OutOfTurn(match.state_version, CallTichu())
+                call = OutOfTurn(match.version_for(request.seat), CallTichu())
                 take(match.handle(Received(stream(request.seat), call), t), t)
             assert chosen.action is not None
             take(answer(match, request, chosen.action, t), t)
