@@ -13,12 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from referee.rules import RulesConfig
+from referee.visible import INVISIBLE_CATEGORIES
 from referee.wire.tichu.v1 import referee_pb2 as pb
-
-# Unicode categories that print nothing, or move or rewrite what is printed: controls (C0, C1,
-# DEL), formats (bidi overrides, zero-width characters), surrogates, private use, unassigned, and
-# the line and paragraph separators.
-INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +211,6 @@ def clip(text: str, most: int = 300) -> str:
 
 
 __all__ = [
-    "INVISIBLE_CATEGORIES",
     "LIMITS",
     "MAX_RECEIVE_BYTES",
     "MAX_SEND_BYTES",
