@@ -42,6 +42,7 @@ from referee.server.codec import (
     seat_options_from_proto,
 )
 from referee.server.limits import (
+    MAX_RECEIVE_BYTES,
     InputError,
     check_create_request,
     check_hello,
@@ -381,8 +382,12 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
 
         try:
             first = await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout_s)
-        except StopAsyncIteration:
-            await refuse(grpc.StatusCode.UNAUTHENTICATED, "send a Hello with your seat token first")
+        except StopAsyncIteration:  # closed; or gRPC refused a first message over its size limit
+            await refuse(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"the stream ended before a Hello (or its first message was over {MAX_RECEIVE_BYTES:,} "
+                "bytes): send a Hello with your seat token first",
+            )
         except TimeoutError:
             await refuse(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
