@@ -57,10 +57,26 @@ def configure(*, json: bool | None = None, level: int | str | None = None, force
 
 
 def escape_for_console(_logger: object, _method: str, event: EventDict) -> EventDict:
-    """A structlog processor: every string value (a bot's name, a refusal's reason) with its
-    non-printing characters escaped, so that a log line on a terminal stays one plain line."""
-    # Other values are shown by their repr, which escapes them already.
-    return {key: visible(value) if isinstance(value, str) else value for key, value in event.items()}
+    """A structlog processor: every string (a bot's name, a refusal's reason) with its non-printing
+    characters escaped, so that a log line on a terminal stays one plain line."""
+    return {
+        key: value if not isinstance(value, str) or value.isprintable() else _Escaped(value)
+        for key, value in event.items()
+    }
+
+
+class _Escaped:
+    """A string the console renderer shows by its repr: quoted, its non-printing characters
+    escaped once (\x1b shows as `\x1b`, a newline as `\n`)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"'{visible(self.text)}'"
+
+    def __str__(self) -> str:  # the event itself is shown by str
+        return visible(self.text)
 
 
 def get_logger(**context: object) -> FilteringBoundLogger:

@@ -23,6 +23,7 @@ class Limit:
 
     most: int
     why: str
+    unit: str = "characters"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +60,17 @@ LIMITS: dict[str, Limit] = {
     "Hello.bot_name": Limit(NAME, NAME_WHY),
     "Hello.bot_version": Limit(NAME, "recorded in the replay header; printable characters only"),
     "Action.text": Limit(256, "the longest canonical action (a play of every card of a hand) is under 120"),
-    "PlayCards.cards": Limit(56, "entries: the whole deck"),
+    "PlayCards.cards": Limit(56, "the whole deck", "entries"),
     "PlayCards.cards[]": Limit(8, "a card's name is at most 3 characters"),
     "PlayCards.phoenix": Limit(8, "a rank is at most 2 characters"),
     "PlayCards.wish": Limit(8, "a rank is at most 2 characters"),
-    "ExchangeCards.gifts": Limit(8, "entries: one per recipient, at most 5"),
+    "ExchangeCards.gifts": Limit(8, "one per recipient, at most 5", "entries"),
     "Gift.card": Limit(8, "a card's name is at most 3 characters"),
     "WatchRequest.match_id": Limit(64, "a match id is 1 to 64 characters"),
     "CreateMatchRequest.preset": Limit(32, "a preset's name"),
     "CreateMatchRequest.rules_json": Limit(4_096, "every flag of RULES.md §1 spelled out is under 1,000"),
     "CreateMatchRequest.seed": Limit(128, "a seed is a number or a short text; more adds nothing to a deal"),
-    "CreateMatchRequest.bot_names": Limit(6, "entries: one per seat, at most 6"),
+    "CreateMatchRequest.bot_names": Limit(6, "one per seat, at most 6", "entries"),
     "CreateMatchRequest.bot_names[]": Limit(NAME, NAME_WHY),
     "CreateMatchRequest.match_id": Limit(64, "a match id is 1 to 64 letters, digits, '_', '.' or '-'"),
 }
@@ -108,8 +109,7 @@ def check_length(field: str, value: str | Iterable[object], limit: Limit | None 
     limit = limit or LIMITS[field]
     size = len(value) if isinstance(value, str) else sum(1 for _ in value)
     if size > limit.most:
-        unit = "characters" if isinstance(value, str) else "entries"
-        raise InputError(field, f"is {size:,} {unit} long; the limit is {limit.most:,} ({limit.why})")
+        raise InputError(field, f"is {size:,} {limit.unit} long; the limit is {limit.most:,} ({limit.why})")
 
 
 def invisible(text: str) -> str | None:

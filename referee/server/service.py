@@ -370,6 +370,10 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         logged once (with the peer), and counted against the peer by the throttle."""
         peer = context.peer()
         if not self.hello_throttle.allows(peer):
+            # The first message is read (and not looked at) first: a call ended while the client's
+            # first write is on its way fails there as INTERNAL rather than with this status.
+            with contextlib.suppress(StopAsyncIteration, TimeoutError):
+                await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout_s)
             await _abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
