@@ -1,8 +1,10 @@
 """The gRPC servicer: a stream <-> a seat at a Table; thin on purpose.
 
 Protocol abuse ends the call with a gRPC status (a bad token: UNAUTHENTICATED; an empty
-envelope: INVALID_ARGUMENT; organiser calls without the organiser token: UNAUTHENTICATED or
-PERMISSION_DENIED). Everything that happens in a game is the Table's business.
+envelope, or a field out of its bounds (referee.server.limits): INVALID_ARGUMENT; organiser calls
+without the organiser token: UNAUTHENTICATED or PERMISSION_DENIED; too many failed Hellos from one
+address: RESOURCE_EXHAUSTED), logged once with the peer. Nothing out of bounds is stored.
+Everything that happens in a game is the Table's business.
 """
 
 from __future__ import annotations
