@@ -16,6 +16,7 @@ from clients.showcase_bot import ShowcaseBot
 from referee.match.proof import match_seed
 from referee.match.records import Line
 from referee.replay.text import Renderer
+from referee.visible import visible
 
 DEFAULT_SEED = "2024"
 SEED_ENV = "TICHU_DEMO_SEED"
@@ -35,7 +36,8 @@ def run_local_demo(seed: str | None = None, out: TextIO | None = None) -> int:
 
     try:
         stream.write(
-            f"Tichu demo, in this process: seed {deal} (set {SEED_ENV} or --seed for another game)\n"
+            f"Tichu demo, in this process: seed {visible(str(deal))} "
+            f"(set {SEED_ENV} or --seed for another game)\n"
         )
         bots = [HeuristicBot(), ShowcaseBot(), HeuristicBot(), ShowcaseBot()]
         outcome = play_match(bots, seed=deal, on_record=narrate)

@@ -27,6 +27,7 @@ from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.text import summary_table
 from referee.replay.verify import verify
 from referee.server.serve import start_server
+from referee.visible import visible
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -74,7 +75,8 @@ async def _play(seed: str, out: TextIO, keys: Path) -> int:
             )
         commitment = created.seed_commitment[:16]
         print(
-            f"Referee on {running.address}; match {created.match_id}, seed {seed} (committed: {commitment})",
+            f"Referee on {running.address}; match {created.match_id}, seed {visible(seed)} "
+            f"(committed: {commitment})",
             file=out,
         )
         replay_path = running.service.replay_paths[created.match_id]
@@ -134,7 +136,7 @@ def _report(result: MatchResult | None, elapsed_s: float, codes: list[int], out:
     rounds = result.rounds
     print(f"\nFinal score: A {a}, B {b}; {winner} wins after {rounds} rounds in {elapsed_s:.1f} s", file=out)
     if result.forfeit:
-        print(f"Forfeit by team {'AB'[result.forfeiting_team]}: {result.reason}", file=out)
+        print(f"Forfeit by team {'AB'[result.forfeiting_team]}: {visible(result.reason)}", file=out)
     for line in summary_table(result.summary):
         print(line, file=out)
     if any(codes):

@@ -52,6 +52,7 @@ from referee.rules.events import (
     WindowClosed,
     WishFulfilled,
 )
+from referee.visible import visible
 
 PLACES = {1: "1st", 2: "2nd", 3: "3rd"}
 # Events a reader needs no line for: a declined call, a bomb window closing without a bomb.
@@ -151,7 +152,7 @@ def summary_table(seats: Sequence[SeatSummary]) -> list[str]:
         f"{'T calls/won':>12}{'GT calls/won':>13}{'bombs':>6}{'points':>7}"
     ]
     for seat in seats:
-        name = (seat.bot_name or "-")[:15]
+        name = visible(seat.bot_name or "-")[:15]
         lines.append(
             f"{seat.seat:<5}{name:<16}{seat.decisions:>10}{seat.think_ms_p50:>8.1f}"
             f"{seat.think_ms_p99:>8.1f}{seat.timeouts:>9}{seat.rejections:>9}"
@@ -177,9 +178,12 @@ class Renderer:
         self._think: dict[int, float] = {}  # the latest decision's think time, by seat
 
     def feed(self, record: Header | Record) -> list[str]:
-        """The lines one record adds (none for what this view does not show)."""
-        lines = self._lines(record)
-        return lines if self.showing or isinstance(record, Header | ResultRecord) else []
+        """The lines one record adds (none for what this view does not show), every non-printing
+        character in them (a bot's name, a rejected message) escaped for the terminal."""
+        lines = self._lines(record)  # read even when not shown: it follows the hands and names
+        if not (self.showing or isinstance(record, Header | ResultRecord)):
+            return []
+        return [visible(line) for line in lines]
 
     def _lines(self, record: Header | Record) -> list[str]:
         if isinstance(record, EventRecord):

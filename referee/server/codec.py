@@ -58,6 +58,7 @@ from referee.rules.actions import make_exchange
 from referee.rules.cards import CARD_NAMES, mask_of, parse_rank, rank_name
 from referee.rules.config import PRESETS
 from referee.rules.events import event_from_json
+from referee.server.limits import action_problem
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
 KIND_TO_PROTO = {
@@ -177,6 +178,9 @@ def _sent_action(msg: pb.Action, present: bool) -> SentAction:
     """The action a message carries, a BadAction saying why it cannot be read, or None if absent."""
     if not present:
         return None
+    problem = action_problem(msg)
+    if problem is not None:  # read nothing of an oversized action, nor repeat it back
+        return BadAction(RejectionReason.INVALID, problem)
     try:
         return action_from_proto(msg)
     except RulesError as error:
@@ -344,7 +348,14 @@ def config_to_proto(config: RulesConfig) -> pb.RulesConfig:
 def config_from_proto(msg: pb.RulesConfig) -> RulesConfig:
     """The rules flags a RulesConfig message carries."""
     if msg.json:
-        data = json.loads(msg.json)
+        try:
+            data = json.loads(msg.json)
+        except RecursionError:
+            raise InvalidActionError("rules json is nested too deeply: it is an object of flags") from None
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # e.g. a number of thousands of digits, which Python will not read
+            raise InvalidActionError("rules json holds a number too long to be a flag's value") from None
         if not isinstance(data, dict):
             raise InvalidActionError("rules json must be an object of flags")
         if msg.preset:

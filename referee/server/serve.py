@@ -22,7 +22,8 @@ from grpc_reflection.v1alpha import reflection
 from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
-from referee.server.service import RecordHook, RefereeService
+from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
+from referee.server.service import HELLO_TIMEOUT_S, RecordHook, RefereeService
 from referee.wire.tichu.v1 import referee_pb2
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
@@ -33,9 +34,13 @@ DEFAULT_FORGET_S = 3600.0
 # (its default): a tournament of 500 tables, or every bot reconnecting after a network blip,
 # opens 2,000 streams at once, and 217 of them failed (the bot's Hello met a cancelled call:
 # INTERNAL). The referee takes each call as soon as it can, so a long queue costs little.
+# The message sizes are referee.server.limits': a client's message past MAX_RECEIVE_BYTES is
+# refused by gRPC (RESOURCE_EXHAUSTED) before the referee reads a byte of it.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 20_000),
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.max_send_message_length", MAX_SEND_BYTES),
 )
 PemSource = bytes | str | Path
 # The services a generic client finds (grpc.health.v1 and server reflection): grpcurl, load
@@ -90,6 +95,7 @@ async def start_server(
     keep_records: bool = False,
     signing_key: Path | None = None,
     reflection_enabled: bool = True,
+    hello_timeout_s: float = HELLO_TIMEOUT_S,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
@@ -97,7 +103,8 @@ async def start_server(
     `forget_finished_after_s` drops finished matches from memory that long after they end;
     `keep_records` keeps each table's records in memory too (`Table.records`, for tests);
     with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed.
-    grpc.health.v1 always answers; server reflection unless `reflection_enabled=False`."""
+    grpc.health.v1 always answers; server reflection unless `reflection_enabled=False`. A Play
+    stream that sends no Hello within `hello_timeout_s` is ended."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -112,6 +119,7 @@ async def start_server(
         forget_finished_after_s=forget_finished_after_s,
         keep_records=keep_records,
         sign=None if signing_key is None else load_signer(signing_key),
+        hello_timeout_s=hello_timeout_s,
     )
     server = grpc.aio.server(options=SERVER_OPTIONS)
     service.attach(server)

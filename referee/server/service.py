@@ -1,8 +1,10 @@
 """The gRPC servicer: a stream <-> a seat at a Table; thin on purpose.
 
 Protocol abuse ends the call with a gRPC status (a bad token: UNAUTHENTICATED; an empty
-envelope: INVALID_ARGUMENT; organiser calls without the organiser token: UNAUTHENTICATED or
-PERMISSION_DENIED). Everything that happens in a game is the Table's business.
+envelope, or a field out of its bounds (referee.server.limits): INVALID_ARGUMENT; organiser calls
+without the organiser token: UNAUTHENTICATED or PERMISSION_DENIED; too many failed Hellos from one
+address: RESOURCE_EXHAUSTED), logged once with the peer. Nothing out of bounds is stored.
+Everything that happens in a game is the Table's business.
 """
 
 from __future__ import annotations
@@ -41,8 +43,19 @@ from referee.server.codec import (
     seat_info_to_proto,
     seat_options_from_proto,
 )
+from referee.server.limits import (
+    MAX_RECEIVE_BYTES,
+    InputError,
+    check_create_request,
+    check_hello,
+    check_length,
+    check_match_fields,
+    check_rules,
+    clip,
+)
 from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
+from referee.server.throttle import HelloThrottle
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -53,6 +66,8 @@ RecordHook = Callable[[str, Line], None]
 MAX_BUNDLE = 64
 # How long a call stays open after the result for the bot to close its side first.
 RESULT_LINGER_S = 2.0
+# How long a Play stream may stay open without its Hello.
+HELLO_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -83,6 +98,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         forget_finished_after_s: float | None = None,
         keep_records: bool = False,
         sign: Signer | None = None,
+        hello_timeout_s: float = HELLO_TIMEOUT_S,
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
@@ -100,6 +116,9 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self._seats: dict[str, tuple[Table, int]] = {}
         self.traffic = Traffic()
         self._log = get_logger()
+        self.hello_timeout_s = hello_timeout_s
+        # On the service's clock, so that a test can drive it.
+        self.hello_throttle = HelloThrottle(now, self._log)
 
     # ---------------------------------------------------------------------------- Python API
 
@@ -118,17 +137,20 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     ) -> tuple[Table, list[str]]:
         """Create and start a match; its Table and one secret token per seat, in seat order.
 
-        Raises RulesError (bad rules), MatchExistsError, or ValueError (bad names or id).
+        Raises RulesError (bad rules), MatchExistsError, or ValueError (bad names or id; an
+        InputError names a field out of its bounds, referee.server.limits).
         `initial_state` starts from a given position (state_from_json) instead of a deal. The
         seed (given, else drawn) is committed to with `salt` (hex; by default a random one, a
         tournament gives its own so that it can publish the commitment first), and the match's
         header (`table.match.header.seed_commitment`) and every Welcome show the commitment.
         """
+        check_match_fields(bot_names, seed, rules_json, watch_delay_events)
         config = (
             initial_state.config
             if initial_state is not None
             else config_from_proto(pb.RulesConfig(json=rules_json, preset=preset))
         )
+        check_rules(config)
         if match_id:
             if not MATCH_ID.fullmatch(match_id):
                 raise ValueError("a match id is 1-64 letters, digits, '_', '.' or '-'")
@@ -313,38 +335,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.RefereeMessage]:
         """One bot's stream: a Hello with its seat token, then messages both ways until the end."""
-        try:
-            first = await anext(aiter(request_iterator))
-        except StopAsyncIteration:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send a Hello with your seat token first")
-        kind = first.WhichOneof("kind")
-        if kind is None:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "empty BotMessage: set one of its fields")
-        if kind != "hello":
-            await _abort(
-                context,
-                grpc.StatusCode.UNAUTHENTICATED,
-                "the first message must be a Hello with your seat token",
-            )
-        hello = first.hello
-        self.traffic.received["Hello"] += 1
-        if hello.protocol_version not in (0, PROTOCOL_VERSION):
-            await _abort(
-                context,
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol_version {hello.protocol_version} is not supported; this referee speaks "
-                f"{PROTOCOL_VERSION}",
-            )
-        found = self._seats.get(hello.token) if hello.token else None
-        if found is None:
-            self._log.warning("hello_refused", why="unknown token", peer=context.peer())
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
-        table, seat = found
-        try:
-            conn = table.connect(seat, hello.bot_name, hello.bot_version, seat_options_from_proto(hello))
-        except SeatUnavailableError as error:
-            self._log.warning("hello_refused", match_id=table.match_id, seat=seat, why=str(error))
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(error))
+        table, conn, hello = await self._hello(request_iterator, context)
         reader = asyncio.create_task(self._read(request_iterator, table, conn))
         bundles = hello.accept_bundles
         try:
@@ -387,6 +378,69 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             reader.cancel()
             table.disconnect(conn)
 
+    async def _hello(
+        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+    ) -> tuple[Table, Connection, pb.Hello]:
+        """The stream's Hello, checked and its seat taken; else the call ends with a status,
+        logged once (with the peer), and counted against the peer by the throttle."""
+        peer = context.peer()
+        if not self.hello_throttle.allows(peer):
+            # The first message is read (and not looked at) first: a call ended while the client's
+            # first write is on its way fails there as INTERNAL rather than with this status.
+            with contextlib.suppress(StopAsyncIteration, TimeoutError):
+                await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout_s)
+            await _abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "too many failed Hellos from this address; wait a few seconds before trying again",
+            )
+
+        async def refuse(code: grpc.StatusCode, details: str, **fields: object) -> NoReturn:
+            self.hello_throttle.failed(peer, details, code=code.name, **fields)
+            await _abort(context, code, details)
+
+        try:
+            first = await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout_s)
+        except StopAsyncIteration:  # closed; or gRPC refused a first message over its size limit
+            await refuse(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"the stream ended before a Hello (or its first message was over {MAX_RECEIVE_BYTES:,} "
+                "bytes): send a Hello with your seat token first",
+            )
+        except TimeoutError:
+            await refuse(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {self.hello_timeout_s:g} s: send a Hello with your seat token first",
+            )
+        kind = first.WhichOneof("kind")
+        if kind is None:
+            await refuse(grpc.StatusCode.INVALID_ARGUMENT, "empty BotMessage: set one of its fields")
+        if kind != "hello":
+            await refuse(
+                grpc.StatusCode.UNAUTHENTICATED, "the first message must be a Hello with your seat token"
+            )
+        hello = first.hello
+        self.traffic.received["Hello"] += 1
+        if hello.protocol_version not in (0, PROTOCOL_VERSION):
+            await refuse(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol_version {hello.protocol_version} is not supported; this referee speaks "
+                f"{PROTOCOL_VERSION}",
+            )
+        try:
+            check_hello(hello)
+        except InputError as error:
+            await refuse(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        found = self._seats.get(hello.token) if hello.token else None
+        if found is None:
+            await refuse(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
+        table, seat = found
+        try:
+            conn = table.connect(seat, hello.bot_name, hello.bot_version, seat_options_from_proto(hello))
+        except SeatUnavailableError as error:
+            await refuse(grpc.StatusCode.UNAUTHENTICATED, str(error), match_id=table.match_id, seat=seat)
+        return table, conn, hello
+
     async def _read(
         self, request_iterator: AsyncIterator[pb.BotMessage], table: Table, conn: Connection
     ) -> None:
@@ -411,9 +465,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         if _authorization(context) is not None:
             await self._require_organiser(context)
             full = True
+        try:
+            check_length("WatchRequest.match_id", request.match_id)
+        except InputError as error:
+            await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "Watch", str(error))
         table = self.tables.get(request.match_id)
         if table is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+            await self._refuse(context, grpc.StatusCode.NOT_FOUND, "Watch", f"no match {request.match_id!r}")
         seq = 0
         async for item in table.watch(full):
             if isinstance(item, MatchResult):
@@ -433,6 +491,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         """Create a match and hand out its seat tokens (organisers only)."""
         await self._require_organiser(context)
         try:
+            check_create_request(request)
             table, tokens = self.create_match(
                 preset=request.preset,
                 rules_json=request.rules_json,
@@ -443,9 +502,9 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 match_id=request.match_id,
             )
         except MatchExistsError as error:
-            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))
+            await self._refuse(context, grpc.StatusCode.ALREADY_EXISTS, "CreateMatch", str(error))
         except (RulesError, ValueError) as error:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+            await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "CreateMatch", str(error))
         commitment = table.match.header.seed_commitment
         return pb.CreateMatchResponse(match_id=table.match_id, seat_tokens=tokens, seed_commitment=commitment)
 
@@ -470,16 +529,26 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
 
     async def _require_organiser(self, context: grpc.aio.ServicerContext) -> None:
         value = _authorization(context)
+        unauthenticated, denied = grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED
         if value is None:
-            await _abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, 'organisers send "authorization: Bearer <token>"'
+            await self._refuse(
+                context, unauthenticated, "organiser", 'organisers send "authorization: Bearer <token>"'
             )
         scheme, _, token = value.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, 'the authorization is "Bearer <token>"')
+            await self._refuse(context, unauthenticated, "organiser", 'the authorization is "Bearer <token>"')
         if not hmac.compare_digest(token.strip().encode(), self._organiser_token):
-            self._log.warning("organiser_refused", peer=context.peer())
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "wrong organiser token")
+            await self._refuse(context, denied, "organiser", "wrong organiser token")
+
+    async def _refuse(
+        self, context: grpc.aio.ServicerContext, code: grpc.StatusCode, call: str, details: str
+    ) -> NoReturn:
+        """End an RPC with a status, logged once with the peer; the details are cut short so that
+        no refusal repeats a huge input back."""
+        details = clip(details)
+        event = "organiser_refused" if call == "organiser" else "request_refused"
+        self._log.warning(event, call=call, peer=context.peer(), code=code.name, why=details)
+        await _abort(context, code, details)
 
 
 def _authorization(context: grpc.aio.ServicerContext) -> str | None:
