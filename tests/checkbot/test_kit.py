@@ -1,0 +1,69 @@
+"""`tichu check-bot`: the sample bots pass every check; bots with one fault each fail, named.
+
+The faulty bots (tests/checkbot/faulty_bot.py) are not part of the kit. Each runs only the checks
+its fault shows in, to keep the runtime modest; the clocks are the kit's defaults, which a busy
+machine meets easily (a good bot answers in milliseconds).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from referee.checkbot.kit import Settings, bot_command, run_kit
+from referee.checkbot.report import Report, Verdict
+
+SETTINGS = Settings()
+
+
+def faulty(mode: str) -> list[str]:
+    return [sys.executable, "-m", "tests.checkbot.faulty_bot", mode, "{server}", "{token}"]
+
+
+def failed(report: Report, check: str) -> tuple[str, str, str]:
+    outcome = report.outcome(check)
+    assert outcome.verdict is Verdict.FAILED, report.render()
+    return outcome.fault, outcome.rule, outcome.detail
+
+
+def test_the_random_bot_passes_every_check() -> None:
+    report = run_kit(bot_command("clients.random_bot:RandomBot"), "random", SETTINGS)
+    assert report.passed, report.render()
+    assert report.exit_code == 0
+
+
+def test_a_bot_that_ignores_the_wish_fails_the_wish_check_with_the_rule() -> None:
+    report = run_kit(faulty("ignores_wish"), "ignores_wish", SETTINGS, only=["wish"])
+    fault, rule, detail = failed(report, "wish")
+    assert fault == "illegal_answer" and rule.startswith("R-WISH-"), detail
+    assert "play Kp" in detail or "Kp" in detail, detail
+    assert report.exit_code == 1
+
+
+def test_the_command_line_prints_the_report_writes_json_and_exits_by_it(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    from referee.cli import main
+
+    out = Path(str(tmp_path)) / "report.json"
+    good = main(["check-bot", "--only", "dog", "--json", str(out), "clients.random_bot:RandomBot"])
+    printed = capsys.readouterr().out
+    assert good == 0 and "PASS  dog" in printed, printed
+    data = json.loads(out.read_text())
+    assert data["passed"] is True and [c["check"] for c in data["checks"]] == ["dog"]
+    bad = main(["check-bot", "--only", "wish", "--", *faulty("ignores_wish")])
+    printed = capsys.readouterr().out
+    assert bad == 1 and "FAIL  wish" in printed and "illegal_answer (R-WISH-" in printed, printed
+
+
+def test_the_command_line_refuses_a_bot_given_twice_or_not_at_all(capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.cli import main
+
+    assert main(["check-bot"]) == 2
+    assert main(["check-bot", "clients.random_bot:RandomBot", "--", "node", "bot.js"]) == 2
+    assert main(["check-bot", "--only", "nonsense", "clients.random_bot:RandomBot"]) == 2
+    assert "unknown check" in capsys.readouterr().err
