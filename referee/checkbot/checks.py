@@ -16,7 +16,7 @@ from google.protobuf import text_format
 
 from referee.checkbot.proxy import Faults, Trace
 from referee.checkbot.report import Outcome, Verdict
-from referee.checkbot.seats import Policy
+from referee.checkbot.seats import Policy, bomber
 from referee.match import ClockSettings
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -222,8 +222,8 @@ DOG = {
     "played": [True, True, True, True],
     "config": {"target_score": 50},
 }
-# Seat 0 (the kit) leads 7s; seats 1 (the bot) and 2 hold bombs; nobody has played, so anyone
-# may still call Tichu out of turn.
+# Seat 0 (the kit) leads 7s; seats 1 and 2 hold bombs (the bot is one of them); nobody has
+# played, so anyone may still call Tichu out of turn.
 BOMBS = {
     "hands": ["7s 9j 10j", "3j 3s 3p 3t 4j", "5j 5s 5p 5t 6j", "2j 8p Kj"],
     "turn": 0,
@@ -267,6 +267,191 @@ def _plain_checks() -> list[Check]:
     ]
 
 
-def all_checks() -> list[Check]:
-    """Every check, in the order the report lists them."""
-    return _plain_checks()
+# ---------------------------------------------------------------------------- the faults
+
+# The bot (seat 0) follows a single in a trick seat 3 led.
+TRICK = {
+    "hands": ["8s 10j Kp", "2j 3j 4j", "5s 7j 9j", "9p 10p Jp 6p"],
+    "trick": [{"seat": 3, "cards": "6j"}],
+    "turn": 0,
+    "played": [True, True, True, True],
+    "config": {"target_score": 50},
+}
+OPENING = (K.DECISION_KIND_GRAND_TICHU, K.DECISION_KIND_TICHU_STEP, K.DECISION_KIND_EXCHANGE)
+
+
+def later_pending(trace: Trace) -> list[pb.DecisionRequest]:
+    """The requests that Snapshots on the bot's later streams (after a cut) listed as pending."""
+    return [p for s, snap in trace.to_bot("snapshot") if s.stream > 1 for p in snap.pending]
+
+
+def answered_on_later_stream(trace: Trace, request_id: int) -> bool:
+    """The bot answered this request on a stream after the first."""
+    return any(s.stream > 1 for s, _ in trace.decisions(request_id))
+
+
+def _cut_finished(trace: Trace, run: Run) -> bool:
+    request = first(trace, K.DECISION_KIND_PLAY)
+    if request is None or not trace.cut_done:
+        return False
+    pending = later_pending(trace)
+    if pending:
+        return all(settled(trace, p, run) for p in pending)
+    cut_at = next(s.at for s in trace.seen if s.way == "closed")
+    return run.now - cut_at > (request.deadline_ms + run.clock.grace_ms) / 1000 + 1.0
+
+
+def _cut_grade(check: Check, trace: Trace, run: Run) -> Outcome:
+    request = first(trace, K.DECISION_KIND_PLAY)
+    if request is None or not trace.cut_done:
+        return exited(check, run) or not_reached(
+            check, "a PLAY request to the bot (where the kit cuts the stream)"
+        )
+    if trace.streams < 2:
+        ended = "" if run.exit_code is None else f" (its process ended with exit code {run.exit_code})"
+        return outcome(
+            check,
+            Verdict.FAILED,
+            f"the kit cut the bot's stream after PLAY request {request.request_id}; the bot never "
+            f"opened a new one{ended}",
+            "never_reconnected",
+        )
+    for pending in later_pending(trace):
+        if not answered_on_later_stream(trace, pending.request_id) and not trace.cancelled(
+            pending.request_id
+        ):
+            return outcome(
+                check,
+                Verdict.FAILED,
+                f"the bot reconnected, but did not answer request {pending.request_id}, which the "
+                "Snapshot listed as pending; the referee applied its default",
+                "pending_request_unanswered",
+                "R-DEF-1",
+            )
+    return exited(check, run) or bad_rejection(check, trace, BENIGN) or passed(check)
+
+
+def repeated(*, fault: str, crash: str, limit: int) -> Rule:
+    """The opening with a fault that repeats requests: at most `limit` answers to one on a stream."""
+    finished, plain = requests_answered(*OPENING)
+
+    def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+        failure = exited(check, run, crash)
+        if failure is not None:
+            return failure
+        for request in trace.requests():
+            per_stream: dict[int, int] = {}
+            for s, _ in trace.decisions(request.request_id):
+                per_stream[s.stream] = per_stream.get(s.stream, 0) + 1
+            if max(per_stream.values(), default=0) > limit:
+                return outcome(
+                    check,
+                    Verdict.FAILED,
+                    f"the bot answered request {request.request_id} "
+                    f"{max(per_stream.values())} times on one stream",
+                    fault,
+                )
+        return plain(check, Trace(trace.faults, [s for s in trace.seen if not _benign(s)]), run)
+
+    return finished, grade
+
+
+def _benign(s: object) -> bool:
+    """A rejection a repeated request provokes (UNKNOWN_REQUEST, STALE, LATE): not the bot's fault."""
+    to_bot = getattr(s, "to_bot", None)
+    return (
+        to_bot is not None and to_bot.WhichOneof("kind") == "rejection" and to_bot.rejection.reason in BENIGN
+    )
+
+
+def _after_held(trace: Trace) -> pb.DecisionRequest | None:
+    """The first request the bot got after the one the kit held past its deadline."""
+    requests = trace.requests()
+    for index, request in enumerate(requests):
+        if request.request_id == trace.held_request_id:
+            return requests[index + 1] if index + 1 < len(requests) else None
+    return None
+
+
+def _held_finished(trace: Trace, run: Run) -> bool:
+    after = _after_held(trace)
+    return after is not None and settled(trace, after, run)
+
+
+def held(crash: str) -> Rule:
+    """A finish and a grade for a request the kit holds past its deadline: the bot must carry on."""
+
+    def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+        failure = exited(check, run, crash)
+        if failure is not None:
+            return failure
+        after = _after_held(trace)
+        if after is None:
+            return not_reached(check, "a request to the bot after the one held past its deadline")
+        clean = Trace(trace.faults, [s for s in trace.seen if not _benign(s)])
+        return answered_well(check, clean, after) or bad_rejection(check, clean) or passed(check)
+
+    return _held_finished, grade
+
+
+def _fault_checks() -> list[Check]:
+    return [
+        Check(
+            "dropped_stream",
+            "a stream cut mid-trick: reconnect and answer the pending request from the Snapshot",
+            0,
+            _cut_finished,
+            _cut_grade,
+            position=TRICK,
+            faults=Faults(cut_on_play=True),
+        ),
+        make(
+            "duplicates",
+            "every request and event sent twice: one answer per request",
+            0,
+            repeated(fault="answered_twice", crash="crashed_on_duplicate", limit=1),
+            faults=Faults(duplicate=True),
+        ),
+        make(
+            "delayed",
+            "every message 150 ms late: still every answer in time",
+            0,
+            requests_answered(*OPENING),
+            faults=Faults(delay_ms=150),
+        ),
+        make(
+            "stale_request",
+            "an answered request sent again after a newer one: follow the newest",
+            0,
+            repeated(fault="answered_stale_request", crash="crashed_on_stale_request", limit=2),
+            faults=Faults(replay_answered=True),
+        ),
+    ]
+
+
+def held_checks(clock: ClockSettings) -> list[Check]:
+    """Requests the kit holds past their deadlines: the referee's default applies, and a late
+    answer is rejected (LATE); the bot must not crash and must answer its next request."""
+    return [
+        make(
+            "timed_out",
+            "a request held past its deadline (the default applies, R-DEF-1): carry on",
+            0,
+            held("crashed_after_timeout"),
+            faults=Faults(hold_first_ms=clock.decision_ms + clock.grace_ms + 1_000),
+        ),
+        make(
+            "closed_window",
+            "a bomb window that closed before the bot heard of it (R-BOMB-9): carry on",
+            2,
+            held("crashed_on_closed_window"),
+            position=BOMBS,
+            faults=Faults(hold_first_ms=clock.window_ms + clock.grace_ms + 1_000),
+            policies={1: bomber},
+        ),
+    ]
+
+
+def all_checks(clock: ClockSettings | None = None) -> list[Check]:
+    """Every check, in the order the report lists them (`clock`: the kit's match clocks)."""
+    return [*_plain_checks(), *_fault_checks(), *held_checks(clock or ClockSettings(decision_ms=3_000))]

@@ -216,7 +216,7 @@ def _tail(path: Path, lines: int = 3) -> str:
 
 def run_kit(command: Sequence[str], label: str, settings: Settings, only: Sequence[str] = ()) -> Report:
     """Run the checks (all, or those named) against the bot command; the report."""
-    checks = [c for c in all_checks() if not only or c.name in only]
+    checks = [c for c in all_checks(settings.clock()) if not only or c.name in only]
     with tempfile.TemporaryDirectory(prefix="tichu-check-bot-") as folder:
         return asyncio.run(Kit(command, settings, Path(folder)).run(checks, label))
 

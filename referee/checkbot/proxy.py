@@ -56,6 +56,7 @@ class Trace:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     cut_done: bool = False
     held_done: bool = False
+    held_request_id: int = 0  # the request the kit held (hold_first_ms)
 
     def add(self, item: Seen) -> None:
         """Record one item and wake whoever waits for the trace to grow."""
@@ -155,12 +156,9 @@ class Proxy(referee_pb2_grpc.RefereeServicer):
                     for copy in self._shape(trace, message, answered):
                         if trace.faults.delay_ms:
                             await asyncio.sleep(trace.faults.delay_ms / 1000)
-                        if (
-                            trace.faults.hold_first_ms
-                            and not trace.held_done
-                            and copy.WhichOneof("kind") == "request"
-                        ):
-                            trace.held_done = True
+                        held = self._to_hold(trace, copy)
+                        if held:
+                            trace.held_done, trace.held_request_id = True, held
                             await asyncio.sleep(trace.faults.hold_first_ms / 1000)
                         trace.add(Seen(time.monotonic(), stream, "in", to_bot=copy))
                         await context.write(copy)
@@ -195,6 +193,18 @@ class Proxy(referee_pb2_grpc.RefereeServicer):
             answered.append(message.request)
             copies = copies + stale
         return copies
+
+    @staticmethod
+    def _to_hold(trace: Trace, sent: pb.RefereeMessage) -> int:
+        """The id of the request to hold in this message, if the kit holds one and it is the first."""
+        if not trace.faults.hold_first_ms or trace.held_done:
+            return 0
+        kind = sent.WhichOneof("kind")
+        if kind == "request":
+            return int(sent.request.request_id)
+        if kind == "snapshot" and sent.snapshot.pending:
+            return int(sent.snapshot.pending[0].request_id)
+        return 0
 
     @staticmethod
     def _cut_now(trace: Trace, sent: pb.RefereeMessage) -> bool:

@@ -37,6 +37,8 @@ class FaultyBot:
         self.seen: set[int] = set()
         self.done = False
         self.seat = -1
+        self.last_seq = 0
+        self.snapshot_version = -1
 
     def action(self, request: pb.DecisionRequest) -> pb.Action | None:
         legal = list(request.legal_actions)
@@ -46,8 +48,9 @@ class FaultyBot:
             cards = [str(c) for c in parse_cards(self.hand)][: request.exchange_give]
             gifts = [pb.Gift(to=to, card=card) for to, card in zip(request.exchange_to, cards, strict=False)]
             return pb.Action(exchange=pb.ExchangeCards(gifts=gifts))
-        if request.kind == K.DECISION_KIND_BOMB_WINDOW and self.mode == "bad_windows":
-            return pb.Action(pass_turn=pb.Empty())
+        if request.kind == K.DECISION_KIND_BOMB_WINDOW and self.mode == "bad_windows" and self.hand:
+            # Its lowest single, as if the window were a turn.
+            return pb.Action(play=pb.PlayCards(cards=[str(parse_cards(self.hand)[0])]))
         if request.kind == K.DECISION_KIND_PLAY and self.mode == "ignores_wish" and self.hand:
             # The highest card, whatever the legal list says.
             return pb.Action(play=pb.PlayCards(cards=[str(parse_cards(self.hand)[-1])]))
@@ -76,6 +79,7 @@ class FaultyBot:
                 requests: list[pb.DecisionRequest] = []
                 if kind == "snapshot":
                     self.hand = json.loads(message.snapshot.observation_json)["hand"].split()
+                    self.snapshot_version = message.snapshot.state_version
                     requests = list(message.snapshot.pending)
                 elif kind == "event":
                     self.follow(message.event)
@@ -95,6 +99,9 @@ class FaultyBot:
                         await call.write(pb.BotMessage(decision=decision))
 
     def follow(self, event: pb.GameEvent) -> None:
+        if event.seq <= self.last_seq or event.state_version <= self.snapshot_version:
+            return  # heard already, or in the Snapshot
+        self.last_seq = event.seq
         data = json.loads(event.json)
         if data.get("seat") != self.seat:
             return

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from referee.checkbot.checks import all_checks
 from referee.checkbot.kit import Settings, bot_command, run_kit
 from referee.checkbot.report import Report, Verdict
 
@@ -28,10 +29,38 @@ def failed(report: Report, check: str) -> tuple[str, str, str]:
     return outcome.fault, outcome.rule, outcome.detail
 
 
-def test_the_random_bot_passes_every_check() -> None:
-    report = run_kit(bot_command("clients.random_bot:RandomBot"), "random", SETTINGS)
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "clients.random_bot:RandomBot",
+        "clients.heuristic_bot:HeuristicBot",
+        "clients.showcase_bot:ShowcaseBot",
+    ],
+)
+def test_the_sample_bots_pass_every_check(spec: str) -> None:
+    report = run_kit(bot_command(spec), spec, SETTINGS)
     assert report.passed, report.render()
-    assert report.exit_code == 0
+    assert report.exit_code == 0 and len(report.outcomes) == len(all_checks())
+
+
+@pytest.mark.parametrize(
+    ("mode", "check", "fault", "rule"),
+    [
+        ("never_reconnects", "dropped_stream", "never_reconnected", ""),
+        ("bad_windows", "bomb_window", "illegal_answer", "R-BOMB-"),
+        ("crashes_on_duplicate", "duplicates", "crashed_on_duplicate", ""),
+        ("answers_twice", "duplicates", "answered_twice", ""),
+        ("silent_exchange", "opening", "no_answer", "R-DEF-1"),
+    ],
+)
+def test_a_faulty_bot_fails_the_check_of_its_fault_naming_it(
+    mode: str, check: str, fault: str, rule: str
+) -> None:
+    report = run_kit(faulty(mode), mode, SETTINGS, only=[check])
+    found, named, detail = failed(report, check)
+    assert found == fault, report.render()
+    assert named.startswith(rule), report.render()
+    assert detail and report.exit_code == 1
 
 
 def test_a_bot_that_ignores_the_wish_fails_the_wish_check_with_the_rule() -> None:
