@@ -43,6 +43,7 @@ class Run:
     clock: ClockSettings
     now: float
     exit_code: int | None = None  # the bot's process ended with this code before the check did
+    match_over: bool = False  # the bot was sent the match's result (its process may then end)
     stderr_tail: str = ""
 
 
@@ -107,8 +108,8 @@ def outcome(check: Check, verdict: Verdict, detail: str = "", fault: str = "", r
 
 
 def exited(check: Check, run: Run, fault: str = "bot_exited") -> Outcome | None:
-    """A failure if the bot's process ended before the check did."""
-    if run.exit_code is None:
+    """A failure if the bot's process ended before the check did (not after the match's result)."""
+    if run.exit_code is None or (run.exit_code == 0 and run.match_over):
         return None
     tail = f"; its last words: {run.stderr_tail}" if run.stderr_tail else ""
     return outcome(check, Verdict.FAILED, f"the bot's process ended (exit code {run.exit_code}){tail}", fault)
@@ -297,8 +298,8 @@ def _cut_finished(trace: Trace, run: Run) -> bool:
     pending = later_pending(trace)
     if pending:
         return all(settled(trace, p, run) for p in pending)
-    cut_at = next(s.at for s in trace.seen if s.way == "closed")
-    return run.now - cut_at > (request.deadline_ms + run.clock.grace_ms) / 1000 + 1.0
+    cut_at = next((s.at for s in trace.seen if s.way == "closed"), None)
+    return cut_at is not None and run.now - cut_at > (request.deadline_ms + run.clock.grace_ms) / 1000 + 1.0
 
 
 def _cut_grade(check: Check, trace: Trace, run: Run) -> Outcome:

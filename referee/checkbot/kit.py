@@ -180,7 +180,7 @@ class Kit:
         deadline = time.monotonic() + self.settings.check_timeout_s
         while True:
             now = time.monotonic()
-            run = Run(clock, now, process.returncode)
+            run = Run(clock, now, process.returncode, bool(trace.to_bot("result")))
             if check.finished(trace, run) or process.returncode is not None or now > deadline:
                 return run
             trace.changed.clear()

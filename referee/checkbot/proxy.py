@@ -148,32 +148,48 @@ class Proxy(referee_pb2_grpc.RefereeServicer):
 
         call = self.stub.Play(outgoing())
         up = asyncio.create_task(pump_up())
-        why = "the referee ended the stream"
+        # What the referee sent, stamped as it arrived: a delay is latency, not a slower line.
+        down: asyncio.Queue[tuple[float, pb.RefereeMessage] | BaseException | None] = asyncio.Queue()
         answered: list[pb.DecisionRequest] = []  # for replay_answered: sent again after the next
+
+        async def pump_down() -> None:
+            try:
+                async for envelope in call:
+                    for message in unbundle(envelope):
+                        for copy in self._shape(trace, message, answered):
+                            down.put_nowait((time.monotonic(), copy))
+                down.put_nowait(None)
+            except grpc.aio.AioRpcError as error:
+                down.put_nowait(error)
+
+        reader = asyncio.create_task(pump_down())
+        why = "the referee ended the stream"
         try:
-            async for envelope in call:
-                for message in unbundle(envelope):
-                    for copy in self._shape(trace, message, answered):
-                        if trace.faults.delay_ms:
-                            await asyncio.sleep(trace.faults.delay_ms / 1000)
-                        held = self._to_hold(trace, copy)
-                        if held:
-                            trace.held_done, trace.held_request_id = True, held
-                            await asyncio.sleep(trace.faults.hold_first_ms / 1000)
-                        trace.add(Seen(time.monotonic(), stream, "in", to_bot=copy))
-                        await context.write(copy)
-                        if self._cut_now(trace, copy):
-                            why = "the kit cut the stream"
-                            await context.abort(grpc.StatusCode.UNAVAILABLE, "check-bot: the stream was cut")
-        except grpc.aio.AioRpcError as error:
-            why = f"the referee ended the stream: {error.code().name}"
-            await context.abort(error.code(), error.details() or "")
+            while isinstance(item := await down.get(), tuple):
+                arrived, copy = item
+                wait_s = arrived + trace.faults.delay_ms / 1000 - time.monotonic()
+                if wait_s > 0:
+                    await asyncio.sleep(wait_s)
+                held = self._to_hold(trace, copy)
+                if held:
+                    trace.held_done, trace.held_request_id = True, held
+                    await asyncio.sleep(trace.faults.hold_first_ms / 1000)
+                trace.add(Seen(time.monotonic(), stream, "in", to_bot=copy))
+                await context.write(copy)
+                if self._cut_now(trace, copy):
+                    why = "the kit cut the stream"
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, "check-bot: the stream was cut")
+            if isinstance(item, grpc.aio.AioRpcError):
+                why = f"the referee ended the stream: {item.code().name}"
+                await context.abort(item.code(), item.details() or "")
         finally:
             trace.add(Seen(time.monotonic(), stream, "closed", note=why))
-            up.cancel()
+            for task in (up, reader):
+                task.cancel()
             call.cancel()
-            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
-                await up
+            for task in (up, reader):
+                with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                    await task
 
     def _shape(
         self, trace: Trace, message: pb.RefereeMessage, answered: list[pb.DecisionRequest]

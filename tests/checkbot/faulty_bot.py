@@ -26,7 +26,10 @@ MODES = (
     "crashes_on_duplicate",
     "answers_twice",
     "silent_exchange",
+    "resends_stale",
 )
+# resends_stale: answers every copy of a request, and sends an answer again when it is refused.
+RESENDS = 5
 
 
 class FaultyBot:
@@ -38,6 +41,8 @@ class FaultyBot:
         self.done = False
         self.seat = -1
         self.last_seq = 0
+        self.sent: dict[int, pb.Decision] = {}
+        self.resent = 0
         self.snapshot_version = -1
 
     def action(self, request: pb.DecisionRequest) -> pb.Action | None:
@@ -74,6 +79,11 @@ class FaultyBot:
                     return
                 if kind == "welcome":
                     self.seat = message.welcome.seat
+                if kind == "rejection" and self.mode == "resends_stale":
+                    sent = self.sent.get(message.rejection.request_id)
+                    if sent is not None and self.resent < RESENDS:
+                        self.resent += 1
+                        await call.write(pb.BotMessage(decision=sent))
                 if kind == "ping":
                     await call.write(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
                 requests: list[pb.DecisionRequest] = []
@@ -88,7 +98,10 @@ class FaultyBot:
                 for request in requests:
                     if request.request_id in self.seen and self.mode == "crashes_on_duplicate":
                         raise RuntimeError(f"request {request.request_id} again?")
-                    if request.request_id in self.seen and self.mode != "answers_twice":
+                    if request.request_id in self.seen and self.mode not in (
+                        "answers_twice",
+                        "resends_stale",
+                    ):
                         continue
                     self.seen.add(request.request_id)
                     action = self.action(request)
@@ -96,6 +109,7 @@ class FaultyBot:
                         decision = pb.Decision(
                             request_id=request.request_id, action=action, state_version=request.state_version
                         )
+                        self.sent[request.request_id] = decision
                         await call.write(pb.BotMessage(decision=decision))
 
     def follow(self, event: pb.GameEvent) -> None:

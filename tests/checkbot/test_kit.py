@@ -16,7 +16,8 @@ from referee.checkbot.checks import all_checks
 from referee.checkbot.kit import Settings, bot_command, run_kit
 from referee.checkbot.report import Report, Verdict
 
-SETTINGS = Settings()
+# Several checks at once: most of a check is waiting (held requests, deadlines), not computing.
+SETTINGS = Settings(parallel=4)
 
 
 def faulty(mode: str) -> list[str]:
@@ -51,6 +52,7 @@ def test_the_sample_bots_pass_every_check(spec: str) -> None:
         ("crashes_on_duplicate", "duplicates", "crashed_on_duplicate", ""),
         ("answers_twice", "duplicates", "answered_twice", ""),
         ("silent_exchange", "opening", "no_answer", "R-DEF-1"),
+        ("resends_stale", "stale_request", "answered_stale_request", ""),
     ],
 )
 def test_a_faulty_bot_fails_the_check_of_its_fault_naming_it(
