@@ -18,6 +18,7 @@ from referee.checkbot.proxy import Faults, Trace
 from referee.checkbot.report import Outcome, Verdict
 from referee.checkbot.seats import Policy, bomber
 from referee.match import ClockSettings
+from referee.server.codec import action_from_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
 K = pb.DecisionKind
@@ -66,8 +67,13 @@ class Check:
 
 
 def shown(action: pb.Action) -> str:
-    """An action as the bot sent it: its text, else its structured form."""
-    return action.text or text_format.MessageToString(action, as_one_line=True) or "an empty action"
+    """An action as the bot sent it: its text, else its canonical text, else its structured form."""
+    if action.text:
+        return action.text
+    try:
+        return str(action_from_proto(action))
+    except Exception:  # malformed: show what came
+        return text_format.MessageToString(action, as_one_line=True) or "an empty action"
 
 
 def delivered_at(trace: Trace, request_id: int) -> float | None:

@@ -98,3 +98,12 @@ def test_the_command_line_refuses_a_bot_given_twice_or_not_at_all(capsys: pytest
     assert main(["check-bot", "clients.random_bot:RandomBot", "--", "node", "bot.js"]) == 2
     assert main(["check-bot", "--only", "nonsense", "clients.random_bot:RandomBot"]) == 2
     assert "unknown check" in capsys.readouterr().err
+
+
+def test_the_readme_describes_every_check() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Checking a bot: `tichu check-bot`", 1)[1].split("\n### ", 1)[0]
+    rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
+    assert rows == {c.name for c in all_checks()}
