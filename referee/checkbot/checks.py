@@ -183,10 +183,13 @@ def requests_answered(*kinds: int) -> Rule:
         return last is not None and settled(trace, last, run)
 
     def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+        crashed = exited(check, run)
+        if crashed is not None:
+            return crashed
         for kind in kinds:
             request = first(trace, kind)
             if request is None:
-                return exited(check, run) or not_reached(check, f"a {KIND_NAMES[kind]} request to the bot")
+                return not_reached(check, f"a {KIND_NAMES[kind]} request to the bot")
             failure = answered_well(check, trace, request)
             if failure is not None:
                 return failure
