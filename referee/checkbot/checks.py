@@ -33,8 +33,10 @@ KIND_NAMES: dict[int, str] = {
 REASONS = {v.number: v.name.removeprefix("REJECTION_REASON_") for v in pb.RejectionReason.DESCRIPTOR.values}
 # Rejections that a fault provokes and a good bot may get once (it answered what had just closed).
 BENIGN = frozenset({pb.REJECTION_REASON_UNKNOWN_REQUEST, pb.REJECTION_REASON_STALE, pb.REJECTION_REASON_LATE})
-# An answer with no rejection this long after it is taken as accepted.
+# An answer is taken as accepted this long after the game moved on past it, or after QUIET_S
+# with no sign either way.
 SETTLE_S = 0.3
+QUIET_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +97,13 @@ def settled(trace: Trace, request: pb.DecisionRequest, run: Run) -> bool:
     if trace.cancelled(rid) or any(r.request_id == rid for r in trace.rejections()):
         return True
     answers = trace.decisions(rid)
-    if answers and run.now - answers[-1][0].at > SETTLE_S:
-        return True
+    if answers:
+        # Accepted: the game moved on past the request after the answer (a rejection would have
+        # come first, on the same stream); with no sign either way, a while after the answer.
+        at = answers[-1][0].at
+        moved = any(s.at >= at and e.state_version > request.state_version for s, e in trace.to_bot("event"))
+        waited = run.now - at
+        return (moved and waited > SETTLE_S) or waited > QUIET_S
     start = delivered_at(trace, rid)
     limit = (request.deadline_ms + run.clock.grace_ms) / 1000 + 2 * SETTLE_S
     return start is not None and run.now - start > limit
