@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import grpc
@@ -27,6 +28,7 @@ MODES = (
     "answers_twice",
     "silent_exchange",
     "resends_stale",
+    "plain",  # no fault: SERVER and TOKEN may be "env" (read TICHU_SERVER, TICHU_TOKEN), a SEAT is checked
 )
 # resends_stale: answers every copy of a request, and sends an answer again when it is refused.
 RESENDS = 5
@@ -144,5 +146,10 @@ async def main(mode: str, server: str, token: str) -> int:
 
 
 if __name__ == "__main__":
-    assert sys.argv[1] in MODES, sys.argv[1]
-    sys.exit(asyncio.run(main(*sys.argv[1:4])))
+    mode, server, token, *seat = sys.argv[1:]
+    assert mode in MODES, mode
+    if seat:
+        assert seat == [os.environ["TICHU_SEAT"]], (seat, os.environ["TICHU_SEAT"])
+    server = os.environ["TICHU_SERVER"] if server == "env" else server
+    token = os.environ["TICHU_TOKEN"] if token == "env" else token
+    sys.exit(asyncio.run(main(mode, server, token)))

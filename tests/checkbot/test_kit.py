@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from referee.checkbot.checks import all_checks
-from referee.checkbot.kit import Settings, bot_command, run_kit
+from referee.checkbot.kit import Settings, bot_command, filled, run_kit
 from referee.checkbot.report import Report, Verdict
 
 # Several checks at once: most of a check is waiting (held requests, deadlines), not computing.
@@ -98,6 +98,23 @@ def test_the_command_line_refuses_a_bot_given_twice_or_not_at_all(capsys: pytest
     assert main(["check-bot", "clients.random_bot:RandomBot", "--", "node", "bot.js"]) == 2
     assert main(["check-bot", "--only", "nonsense", "clients.random_bot:RandomBot"]) == 2
     assert "unknown check" in capsys.readouterr().err
+
+
+def test_a_command_gets_its_placeholders_and_the_same_values_in_its_environment() -> None:
+    command = [sys.executable, "-m", "tests.checkbot.faulty_bot", "plain", "env", "env", "{seat}"]
+    report = run_kit(command, "plain", SETTINGS, only=["dog", "bomb_window"])
+    assert report.passed, report.render()  # seat 0 for the Dog, seat 1 for the window
+
+
+def test_placeholders_are_filled_wherever_they_stand() -> None:
+    values = {"server": "127.0.0.1:5", "token": "-tok", "seat": "2", "ca_file": ""}
+    assert filled(["bot", "--token={token}", "{server}", "seat{seat}", "{ca_file}"], values) == [
+        "bot",
+        "--token=-tok",
+        "127.0.0.1:5",
+        "seat2",
+        "",
+    ]
 
 
 def test_the_readme_describes_every_check() -> None:
