@@ -27,6 +27,8 @@ from referee.checkbot.report import Outcome, Report, Verdict
 from referee.checkbot.seats import KitSeat
 from referee.match import ClockSettings
 from referee.rules import state_from_json
+from referee.server.serve import start_server
+from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 # How often a running check looks at the time when nothing arrives.
@@ -95,8 +97,6 @@ class Kit:
 
     async def run(self, checks: Sequence[Check], label: str) -> Report:
         """Every check (a few at once); the report, in the checks' order."""
-        from referee.server.serve import start_server
-
         organiser = secrets.token_urlsafe(16)
         server = await start_server("127.0.0.1:0", organiser, insecure=True, resume=False)
         proxy_server, proxy, proxy_port = await start_proxy(f"127.0.0.1:{server.port}")
@@ -188,10 +188,9 @@ class Kit:
                 await asyncio.wait_for(trace.changed.wait(), POLL_S)
 
     async def _end(
-        self, table: object, seats: list[KitSeat], process: asyncio.subprocess.Process | None
+        self, table: Table, seats: list[KitSeat], process: asyncio.subprocess.Process | None
     ) -> None:
-        from referee.server.table import Table
-
+        """Stop the bot (politely, then not), the match and the kit's seats."""
         if process is not None and process.returncode is None:
             process.terminate()
             try:
@@ -199,7 +198,6 @@ class Kit:
             except TimeoutError:
                 process.kill()
                 await process.wait()
-        assert isinstance(table, Table)
         await table.stop("the check is over")
         for seat in seats:
             await seat.stop()
