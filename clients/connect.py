@@ -159,6 +159,8 @@ class _Session:
         self.snapshot_version = -1
         self.seed_commitment = ""  # as the Welcome shows it
         self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
+        self.last_event_version = -1  # and its state version: a repeated copy of it is dropped
+        self.answered: set[int] = set()  # requests answered on the current stream: a repeat is not
         self.state_version = 0
         self.cancelled: set[int] = set()
         self.welcomed = False  # on the current stream
@@ -168,6 +170,8 @@ class _Session:
     async def play(self, stub: Any) -> MatchResult | None:
         """One stream: the match result, or None if the stream ended first (ConnectError if fatal)."""
         self.welcomed = False
+        # A new stream: its Snapshot lists what the referee still waits for, answered or not.
+        self.answered = set()
         outbox: _Outbox = asyncio.Queue()
         inbox: asyncio.Queue[object] = asyncio.Queue()
         outbox.put_nowait(pb.BotMessage(hello=self.hello))
@@ -279,7 +283,10 @@ class _Session:
         old = message.state_version <= self.snapshot_version
         if old and message.seq <= self.last_seq:
             return  # heard before a reconnection, and already in the snapshot
+        if message.seq <= self.last_seq and message.state_version <= self.last_event_version:
+            return  # a repeated copy (the network, or a proxy, sent it twice)
         self.last_seq = max(self.last_seq, message.seq)
+        self.last_event_version = max(self.last_event_version, message.state_version)
         self.state_version = max(self.state_version, message.state_version)
         event = event_from_proto(message)
         if self.obs is not None and not old:
@@ -288,8 +295,9 @@ class _Session:
             await self._call(self.harness.event, event)
 
     async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
-        if request.request_id in self.cancelled or self.obs is None:
-            return
+        if request.request_id in self.cancelled or request.request_id in self.answered or self.obs is None:
+            return  # one answer per request: a repeated copy of one is not answered again
+        self.answered.add(request.request_id)
         kind = KIND_FROM_PROTO.get(request.kind)
         if kind is None:
             self._log.warning("request_ignored", request_id=request.request_id, why="unknown decision kind")

@@ -1,4 +1,4 @@
-"""The `tichu` command line: demo, serve, bot, rules, replay, tournament, keygen.
+"""The `tichu` command line: demo, serve, bot, check-bot, rules, replay, tournament, keygen.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
 to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", help="the deal's seed (default: $TICHU_DEMO_SEED or 2024)")
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
+    check_bot = sub.add_parser(
+        "check-bot",
+        help="the conformance and chaos kit: grade a bot (MODULE:CLASS, or -- CMD ARGS...)",
+        usage="tichu check-bot [OPTIONS] (MODULE:CLASS | -- CMD ARGS...)",
+    )
     sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
     replay = sub.add_parser("replay", help="verify, show or make a web page of a replay")
     tournament = sub.add_parser("tournament", help="run, resume or report a tournament between bots")
@@ -107,12 +112,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     command = argv[0] if argv else ""
+    bot_command: list[str] = []  # check-bot: the bot's own command line, after "--"
     if command == "serve":
         from referee.server.serve import add_serve_arguments
 
         add_serve_arguments(serve)
     elif command == "bot":
         external_command("bot").add_arguments(bot)
+    elif command == "check-bot":
+        from referee.checkbot.kit import add_check_bot_arguments, split_command
+
+        add_check_bot_arguments(check_bot)
+        argv, bot_command = split_command(argv)
     elif command == "tournament":
         from referee.tournament.cli import add_tournament_arguments
 
@@ -138,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_serve(args)
     if args.command == "bot":
         return external_command("bot").run(args)
+    if args.command == "check-bot":
+        from referee.checkbot.kit import run_check_bot
+
+        args.bot_command = bot_command
+        return run_check_bot(args)
     if args.command == "tournament":
         from referee.tournament.cli import run_tournament_command
 

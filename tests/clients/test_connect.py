@@ -226,3 +226,44 @@ def test_rejections_reach_the_bot() -> None:
     bot = Listener()
     play(ScriptedReferee([script]), bot)
     assert bot.rejections == [Rejection("stale", "", "decided on state 40", 42, 41)]
+
+
+class HearingBot(RandomBot):
+    """Keeps every event it hears."""
+
+    def __init__(self) -> None:
+        self.heard: list[object] = []
+
+    def on_event(self, event: object) -> None:
+        """Keep it."""
+        self.heard.append(event)
+
+
+def test_a_repeated_request_is_answered_once_and_a_repeated_event_heard_once() -> None:
+    # A network or a proxy may deliver a message twice (tichu check-bot's duplicates check).
+    event = pb.GameEvent(
+        seq=1,
+        state_version=42,
+        type="call_declined",
+        json='{"type": "call_declined", "seat": 1, "call": "tichu"}',
+    )
+
+    async def script(stream: Stream) -> None:
+        await join(stream)
+        await stream.write(event=event)
+        await stream.write(event=event)
+        request = request_for(LEADING, 0, 42, 42)
+        await stream.write(request=request)
+        await stream.write(request=request)
+        await stream.read_kind("decision")
+        await asyncio.sleep(0.2)
+        await stream.write(request=request_for(LEADING, 0, 43, 42))
+        await stream.read_kind("decision")
+        await finish(stream)
+
+    referee = ScriptedReferee([script])
+    bot = HearingBot()
+    play(referee, bot)
+    answered = [m.decision.request_id for m in referee.streams[0] if m.WhichOneof("kind") == "decision"]
+    assert answered == [42, 43]
+    assert len(bot.heard) == 1

@@ -1,0 +1,16 @@
+"""`tichu check-bot`: the conformance and chaos kit for bot authors.
+
+It starts a real referee in this process (plaintext, 127.0.0.1, a free port), stages scripted
+positions and deals that reach every decision kind and the hard rules, seats the bot under test
+behind a fault-injecting proxy (clients.connect runs a MODULE:CLASS bot; any other bot is a
+command), plays the other seats itself, and grades what the bot did: each check passed, failed
+(with what the bot did and the rule ID) or not reached.
+
+It lives on the referee's side: it runs a referee and speaks the wire, and, like the tournament
+runner, it starts a Bot subclass as a `python -m clients.connect` process rather than importing
+the SDK (the referee never imports clients).
+"""
+
+from referee.checkbot.report import Outcome, Report, Verdict
+
+__all__ = ["Outcome", "Report", "Verdict"]
