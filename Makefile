@@ -67,8 +67,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/proof_bench.py
 	$(BIN)/python bench/tournament_bench.py
 
+# The stubs, and the JSON Schema of the payloads (proto/tichu/v1/schema/), from the engine's types.
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate
+	$(BIN)/python -m referee.wire.schema
 
 clean: pure
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache .hypothesis

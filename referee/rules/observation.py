@@ -132,51 +132,59 @@ class Observation:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form; observation_from_json(obs.to_json()) == obs."""
-        return {
-            "seat": self.seat,
-            "team": self.team,
-            "config": self.config.to_json(),
-            "phase": self.phase.value,
-            "round": self.round,
-            "dealer": self.dealer,
-            "scores": list(self.scores),
-            "history": [list(h) for h in self.history],
-            "hand": " ".join(CARD_NAMES[c] for c in self.hand),
-            "hand_sizes": list(self.hand_sizes),
-            "calls": list(self.calls),
-            "my_grand_tichu": self.my_grand_tichu,
-            "my_tichu_step": self.my_tichu_step,
-            "exchange_given": None
-            if self.exchange_given is None
-            else {str(s): CARD_NAMES[c] for s, c in self.exchange_given},
-            "exchange_received": {str(s): CARD_NAMES[c] for s, c in self.exchange_received},
-            "played": list(self.played),
-            "won_cards": [" ".join(CARD_NAMES[c] for c in pile) for pile in self.won_cards],
-            "out": list(self.out),
-            "trick": [
-                {
-                    "seat": p.seat,
-                    "cards": " ".join(CARD_NAMES[c] for c in p.cards),
-                    "combo": p.combo.to_json(),
-                }
-                for p in self.trick
-            ],
-            "top": None if self.top is None else self.top.to_json(),
-            "top_seat": self.top_seat,
-            "turn": self.turn,
-            "passed": list(self.passed),
-            "window_open": self.window_open,
-            "window_order": list(self.window_order),
-            "must_answer_window": self.must_answer_window,
-            "wish": rank_name(self.wish) if self.wish else None,
-            "gift_pending": self.gift_pending,
-            "dog_aside": self.dog_aside,
-            "to_act": list(self.to_act),
-            "legal_actions": _actions_json(self.legal_actions),
-            "legal_decisions": _actions_json(self.legal_decisions),
-            "can_call_tichu": self.can_call_tichu,
-            "winner": self.winner,
-        }
+        return observation_to_json(self)
+
+
+def observation_to_json(
+    obs: Observation, legal_actions: list[str] | None = None, legal_decisions: list[str] | None = None
+) -> dict[str, Any]:
+    """obs.to_json(), with the listings given as their canonical strings when the caller has
+    them already (the referee has each request's listed for the wire: a lead lists hundreds)."""
+    return {
+        "seat": obs.seat,
+        "team": obs.team,
+        "config": obs.config.to_json(),
+        "phase": obs.phase.value,
+        "round": obs.round,
+        "dealer": obs.dealer,
+        "scores": list(obs.scores),
+        "history": [list(h) for h in obs.history],
+        "hand": " ".join(CARD_NAMES[c] for c in obs.hand),
+        "hand_sizes": list(obs.hand_sizes),
+        "calls": list(obs.calls),
+        "my_grand_tichu": obs.my_grand_tichu,
+        "my_tichu_step": obs.my_tichu_step,
+        "exchange_given": None
+        if obs.exchange_given is None
+        else {str(s): CARD_NAMES[c] for s, c in obs.exchange_given},
+        "exchange_received": {str(s): CARD_NAMES[c] for s, c in obs.exchange_received},
+        "played": list(obs.played),
+        "won_cards": [" ".join(CARD_NAMES[c] for c in pile) for pile in obs.won_cards],
+        "out": list(obs.out),
+        "trick": [
+            {
+                "seat": p.seat,
+                "cards": " ".join(CARD_NAMES[c] for c in p.cards),
+                "combo": p.combo.to_json(),
+            }
+            for p in obs.trick
+        ],
+        "top": None if obs.top is None else obs.top.to_json(),
+        "top_seat": obs.top_seat,
+        "turn": obs.turn,
+        "passed": list(obs.passed),
+        "window_open": obs.window_open,
+        "window_order": list(obs.window_order),
+        "must_answer_window": obs.must_answer_window,
+        "wish": rank_name(obs.wish) if obs.wish else None,
+        "gift_pending": obs.gift_pending,
+        "dog_aside": obs.dog_aside,
+        "to_act": list(obs.to_act),
+        "legal_actions": _actions_json(obs.legal_actions) if legal_actions is None else legal_actions,
+        "legal_decisions": _actions_json(obs.legal_decisions) if legal_decisions is None else legal_decisions,
+        "can_call_tichu": obs.can_call_tichu,
+        "winner": obs.winner,
+    }
 
 
 def _actions_json(actions: Sequence[Action]) -> list[str] | dict[str, Any]:
