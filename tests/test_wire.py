@@ -100,13 +100,15 @@ def test_every_legal_action_of_random_games_has_its_canonical_wire_form(players:
     [
         RulesConfig(match_mode="fixed_rounds:1"),
         RulesConfig(match_mode="fixed_rounds:1", tichu_call_exchange_mode="open"),
-        RulesConfig(players=6, match_mode="fixed_rounds:1"),
+        RulesConfig(players=6, match_mode="fixed_rounds:1", dog_card_pile="next_trick_winner"),
+        RulesConfig.from_json({"preset": "tournament", "match_mode": "fixed_rounds:1"}),
     ],
-    ids=["official", "open-calls", "six"],
+    ids=["official", "open-calls", "six", "tournament"],
 )
 def test_every_requests_observation_is_the_snapshots_json_of_its_state(config: RulesConfig) -> None:
-    # request_to_proto reuses the wire forms' texts for the listings (speed): the JSON must stay
-    # exactly observe()'s, the Snapshot's form, for every kind of request and seat.
+    # request_to_proto makes the observation straight from the state and reuses the wire forms'
+    # texts for the listings (speed): the JSON must stay exactly observe()'s, the Snapshot's
+    # form, for every kind of request and seat.
     rng = random.Random(5)
     state, _ = new_game(config, 5)
     kinds: set[DecisionKind] = set()

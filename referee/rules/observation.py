@@ -12,6 +12,8 @@ says is owed and legal, answered() its own answers; the SDK and the referee thus
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -22,6 +24,7 @@ from referee.rules.cards import (
     DOG,
     Card,
     cards_of,
+    format_cards,
     mask_of,
     parse_card,
     parse_cards,
@@ -132,59 +135,51 @@ class Observation:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form; observation_from_json(obs.to_json()) == obs."""
-        return observation_to_json(self)
-
-
-def observation_to_json(
-    obs: Observation, legal_actions: list[str] | None = None, legal_decisions: list[str] | None = None
-) -> dict[str, Any]:
-    """obs.to_json(), with the listings given as their canonical strings when the caller has
-    them already (the referee has each request's listed for the wire: a lead lists hundreds)."""
-    return {
-        "seat": obs.seat,
-        "team": obs.team,
-        "config": obs.config.to_json(),
-        "phase": obs.phase.value,
-        "round": obs.round,
-        "dealer": obs.dealer,
-        "scores": list(obs.scores),
-        "history": [list(h) for h in obs.history],
-        "hand": " ".join(CARD_NAMES[c] for c in obs.hand),
-        "hand_sizes": list(obs.hand_sizes),
-        "calls": list(obs.calls),
-        "my_grand_tichu": obs.my_grand_tichu,
-        "my_tichu_step": obs.my_tichu_step,
-        "exchange_given": None
-        if obs.exchange_given is None
-        else {str(s): CARD_NAMES[c] for s, c in obs.exchange_given},
-        "exchange_received": {str(s): CARD_NAMES[c] for s, c in obs.exchange_received},
-        "played": list(obs.played),
-        "won_cards": [" ".join(CARD_NAMES[c] for c in pile) for pile in obs.won_cards],
-        "out": list(obs.out),
-        "trick": [
-            {
-                "seat": p.seat,
-                "cards": " ".join(CARD_NAMES[c] for c in p.cards),
-                "combo": p.combo.to_json(),
-            }
-            for p in obs.trick
-        ],
-        "top": None if obs.top is None else obs.top.to_json(),
-        "top_seat": obs.top_seat,
-        "turn": obs.turn,
-        "passed": list(obs.passed),
-        "window_open": obs.window_open,
-        "window_order": list(obs.window_order),
-        "must_answer_window": obs.must_answer_window,
-        "wish": rank_name(obs.wish) if obs.wish else None,
-        "gift_pending": obs.gift_pending,
-        "dog_aside": obs.dog_aside,
-        "to_act": list(obs.to_act),
-        "legal_actions": _actions_json(obs.legal_actions) if legal_actions is None else legal_actions,
-        "legal_decisions": _actions_json(obs.legal_decisions) if legal_decisions is None else legal_decisions,
-        "can_call_tichu": obs.can_call_tichu,
-        "winner": obs.winner,
-    }
+        return {
+            "seat": self.seat,
+            "team": self.team,
+            "config": self.config.to_json(),
+            "phase": self.phase.value,
+            "round": self.round,
+            "dealer": self.dealer,
+            "scores": list(self.scores),
+            "history": [list(h) for h in self.history],
+            "hand": " ".join(CARD_NAMES[c] for c in self.hand),
+            "hand_sizes": list(self.hand_sizes),
+            "calls": list(self.calls),
+            "my_grand_tichu": self.my_grand_tichu,
+            "my_tichu_step": self.my_tichu_step,
+            "exchange_given": None
+            if self.exchange_given is None
+            else {str(s): CARD_NAMES[c] for s, c in self.exchange_given},
+            "exchange_received": {str(s): CARD_NAMES[c] for s, c in self.exchange_received},
+            "played": list(self.played),
+            "won_cards": [" ".join(CARD_NAMES[c] for c in pile) for pile in self.won_cards],
+            "out": list(self.out),
+            "trick": [
+                {
+                    "seat": p.seat,
+                    "cards": " ".join(CARD_NAMES[c] for c in p.cards),
+                    "combo": p.combo.to_json(),
+                }
+                for p in self.trick
+            ],
+            "top": None if self.top is None else self.top.to_json(),
+            "top_seat": self.top_seat,
+            "turn": self.turn,
+            "passed": list(self.passed),
+            "window_open": self.window_open,
+            "window_order": list(self.window_order),
+            "must_answer_window": self.must_answer_window,
+            "wish": rank_name(self.wish) if self.wish else None,
+            "gift_pending": self.gift_pending,
+            "dog_aside": self.dog_aside,
+            "to_act": list(self.to_act),
+            "legal_actions": _actions_json(self.legal_actions),
+            "legal_decisions": _actions_json(self.legal_decisions),
+            "can_call_tichu": self.can_call_tichu,
+            "winner": self.winner,
+        }
 
 
 def _actions_json(actions: Sequence[Action]) -> list[str] | dict[str, Any]:
@@ -290,6 +285,73 @@ def observe(state: State, seat: int) -> Observation:
         can_call_tichu=can_call_tichu(state, seat),
         winner=state.winner if state.phase is Phase.GAME_OVER else None,
     )
+
+
+_format_mask = functools.lru_cache(maxsize=4096)(format_cards)  # won piles repeat request after request
+_combo_json = functools.lru_cache(maxsize=1024)(Combo.to_json)  # read only: dumped at once
+_config_json = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
+
+
+def observation_json(state: State, seat: int, decisions: list[str] | None = None) -> str:
+    """json.dumps(observe(state, seat).to_json()), compact, made straight from the state.
+
+    The referee sends one with every request (about 80 a hand): this skips the Observation's
+    tuples of cards, and the strings of its listings when the caller has them (`decisions`,
+    legal_decisions' canonical strings: the texts the wire forms carry). tests/test_wire.py
+    holds it to observe() on every request of played games.
+    """
+    n = state.players
+    pending = to_act(state)
+    if decisions is None:
+        decisions_json = _actions_json(legal_decisions(state, seat))
+        actions_json = _actions_json(legal_actions(state, seat))
+    else:
+        decisions_json = actions_json = decisions
+        listed = legal_actions(state, seat)
+        if len(listed) > len(decisions):  # legal_decisions, then a spontaneous Tichu call
+            actions_json = decisions + [str(a) for a in listed[len(decisions) :]]
+    given = state.exchange[seat]
+    top_seat, turn, gift = state.top_seat, state.turn, state.gift
+    data = {
+        "seat": seat,
+        "team": team_of(seat),
+        "config": _config_json(state.config),
+        "phase": state.phase.value,
+        "round": state.round,
+        "dealer": state.dealer,
+        "scores": list(state.scores),
+        "history": [list(h) for h in state.history],
+        "hand": _format_mask(state.hands[seat]),
+        "hand_sizes": [h.bit_count() for h in state.hands],
+        "calls": [CALL_NAMES[c] for c in state.calls],
+        "my_grand_tichu": None if state.gt[seat] < 0 else bool(state.gt[seat]),
+        "my_tichu_step": None if state.tichu_step[seat] not in (0, 1) else bool(state.tichu_step[seat]),
+        "exchange_given": None if given is None else {str(s): CARD_NAMES[c] for s, c in given},
+        "exchange_received": {str(s): CARD_NAMES[c] for s, c in state.received[seat]},
+        "played": [bool(state.played >> s & 1) for s in range(n)],
+        "won_cards": [_format_mask(pile) for pile in state.piles],
+        "out": list(state.out),
+        "trick": [
+            {"seat": s, "cards": _format_mask(cards), "combo": _combo_json(combo)}
+            for s, cards, combo in state.trick
+        ],
+        "top": None if state.top is None else _combo_json(state.top),
+        "top_seat": None if top_seat < 0 else top_seat,
+        "turn": None if turn < 0 else turn,
+        "passed": [s for s in range(n) if state.passed >> s & 1],
+        "window_open": bool(state.window),
+        "window_order": list(state.window),
+        "must_answer_window": bool(state.window) and seat in pending,
+        "wish": rank_name(state.wish) if state.wish else None,
+        "gift_pending": None if gift < 0 else gift,
+        "dog_aside": state.dog_owner if state.dog_aside else None,
+        "to_act": list(pending),
+        "legal_actions": actions_json,
+        "legal_decisions": decisions_json,
+        "can_call_tichu": can_call_tichu(state, seat),
+        "winner": state.winner if state.phase is Phase.GAME_OVER else None,
+    }
+    return json.dumps(data, separators=(",", ":"))
 
 
 # ----------------------------------------------------------------------------- the fold of events

@@ -50,7 +50,6 @@ from referee.rules import (
     RulesError,
     format_cards,
     legal_decisions,
-    observe,
     parse_action,
     parse_card,
     parse_cards,
@@ -59,7 +58,7 @@ from referee.rules.actions import make_exchange
 from referee.rules.cards import CARD_NAMES, mask_of, parse_rank, rank_name
 from referee.rules.config import PRESETS
 from referee.rules.events import event_from_json
-from referee.rules.observation import observation_to_json
+from referee.rules.observation import observation_json
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
 KIND_TO_PROTO = {
@@ -247,23 +246,15 @@ def request_to_proto(request: Request, into: pb.DecisionRequest | None = None) -
     msg.bank_left_ms = request.bank_left_ms
     msg.can_call_tichu = request.can_call_tichu
     state, seat = request.state, request.seat
-    obs = observe(state, seat)
-    # The observation's listings are the texts the wire forms carry already (each is str() of
-    # its action); an exchange's are described, not listed, and short.
-    actions_json: list[str] | None = None
-    decisions_json: list[str] | None = None
+    decisions_json: list[str] | None = None  # an exchange's are described, not listed: short
     if request.kind is DecisionKind.EXCHANGE:
         msg.exchange_give = len(request.exchange_to)
         msg.exchange_to.extend(request.exchange_to)
     else:
-        decisions = legal_decisions(state, seat)
-        wired = wire_actions(decisions)
+        wired = wire_actions(legal_decisions(state, seat))
         msg.legal_actions.extend(wired)
-        decisions_json = [action.text for action in wired]
-        # legal_actions: legal_decisions, then a spontaneous Tichu call when one is accepted.
-        actions_json = decisions_json + [str(a) for a in obs.legal_actions[len(decisions) :]]
-    observation = observation_to_json(obs, actions_json, decisions_json)
-    msg.observation_json = json.dumps(observation, separators=_COMPACT)
+        decisions_json = [action.text for action in wired]  # each is str() of its action
+    msg.observation_json = observation_json(state, seat, decisions_json)
     return msg
 
 
