@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
+	$(BIN)/python bench/request_bench.py
 	$(BIN)/python bench/replay_bench.py
 	$(BIN)/python bench/proof_bench.py
 	$(BIN)/python bench/tournament_bench.py

@@ -11,6 +11,7 @@ the type alone does not.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import re
@@ -110,21 +111,17 @@ def _combo() -> Schema:
 
 def _config() -> Schema:
     properties: dict[str, Schema] = {}
-    for field in dataclasses.fields(RulesConfig):
-        kind = _type_name(field.type)
-        if field.name == "players":
-            properties[field.name] = {"enum": [4, 6]}  # R-SEAT-1 (§16 for six)
-        elif field.name == "match_mode":
-            properties[field.name] = {
-                "type": "string",
-                "pattern": "^(?:to_target|fixed_rounds:0*[1-9][0-9]*)$",
-            }
-        elif field.name in _CHOICES:
-            properties[field.name] = {"enum": list(_CHOICES[field.name])}
+    for name, kind in field_types(RulesConfig).items():
+        if name == "players":
+            properties[name] = {"enum": [4, 6]}  # R-SEAT-1 (§16 for six)
+        elif name == "match_mode":
+            properties[name] = {"type": "string", "pattern": "^(?:to_target|fixed_rounds:0*[1-9][0-9]*)$"}
+        elif name in _CHOICES:
+            properties[name] = {"enum": list(_CHOICES[name])}
         elif kind in ("int", "bool"):
-            properties[field.name] = {"type": "integer" if kind == "int" else "boolean"}
+            properties[name] = {"type": "integer" if kind == "int" else "boolean"}
         else:
-            raise TypeError(f"RulesConfig.{field.name}: no JSON form for {kind}")
+            raise TypeError(f"RulesConfig.{name}: no JSON form for {kind}")
     return {
         "description": "every rules flag of RULES.md §1 (README 'Rules configuration')",
         "type": "object",
@@ -134,14 +131,32 @@ def _config() -> Schema:
     }
 
 
-def _action_patterns() -> dict[type, str]:
-    """Each action class's canonical strings (README 'Action notation')."""
+def _action_patterns() -> dict[type, tuple[str, str]]:
+    """Each action class's canonical strings (README 'Action notation') and what it does."""
+    # The descriptions are written here: a compiled engine's classes keep no docstrings.
     keyword = {cls: re.escape(str(cls())) for cls in (Pass, Decline, CallTichu, DeclineTichu)}
-    return keyword | {
-        GrandTichu: f"(?:{re.escape(str(GrandTichu(True)))}|{re.escape(str(GrandTichu(False)))})",
-        Play: f"play {CARDS}(?: phoenix={RANK})?(?: wish={RANK})?(?: partner={SEAT})?(?: tichu)?",
-        Exchange: f"exchange {SEAT}:{CARD}(?: {SEAT}:{CARD})*",
-        GiftDragon: f"gift {SEAT}",
+    return {
+        Pass: (keyword[Pass], "pass on a regular turn (R-TRICK-3)"),
+        Decline: (keyword[Decline], "let a bomb window go by (R-BOMB-9); not a pass"),
+        GrandTichu: (
+            f"(?:{re.escape(str(GrandTichu(True)))}|{re.escape(str(GrandTichu(False)))})",
+            "the answer to the Grand Tichu question (R-GT-1)",
+        ),
+        CallTichu: (
+            keyword[CallTichu],
+            "call Tichu (R-CALL-1), or yes to the pre-exchange question (R-CALL-6)",
+        ),
+        DeclineTichu: (keyword[DeclineTichu], "no to the pre-exchange question (R-CALL-6)"),
+        Play: (
+            f"play {CARDS}(?: phoenix={RANK})?(?: wish={RANK})?(?: partner={SEAT})?(?: tichu)?",
+            "a lead, a follow, a bomb or the Dog: the Phoenix's rank, the Mah Jong's wish, the Dog's "
+            "partner (six players), and a Tichu call first (R-CALL-7)",
+        ),
+        Exchange: (
+            f"exchange {SEAT}:{CARD}(?: {SEAT}:{CARD})*",
+            "the exchange: one card to each recipient, in seat order (R-EXCH-1, R-V6-4)",
+        ),
+        GiftDragon: (f"gift {SEAT}", "the Dragon trick goes to that seat (R-DRG-2)"),
     }
 
 
@@ -153,13 +168,8 @@ def _action() -> Schema:
     return {
         "description": "an action's canonical string (README 'Action notation'); parse_action(s) reads it",
         "oneOf": [
-            {
-                "title": cls.__name__,
-                "description": (cls.__doc__ or "").strip().splitlines()[0],
-                "type": "string",
-                "pattern": _whole(pattern),
-            }
-            for cls, pattern in patterns.items()
+            {"title": cls.__name__, "description": description, "type": "string", "pattern": _whole(pattern)}
+            for cls, (pattern, description) in patterns.items()
         ],
     }
 
@@ -196,14 +206,24 @@ def _shared() -> dict[str, Schema]:
 # ----------------------------------------------------------------------------- fields
 
 
-def _type_name(kind: object) -> str:
-    """A field's type as its annotation reads (`from __future__ import annotations` keeps them as
-    text; an evaluated one, as a compiled build may hold, is written back the same way)."""
-    if isinstance(kind, str):
-        return kind
-    if isinstance(kind, type):
-        return kind.__name__
-    return re.sub(r"\b(?:[A-Za-z_]\w*\.)+(\w+)", r"\1", str(kind)).replace("NoneType", "None")
+def field_types(cls: type) -> dict[str, str]:
+    """Each dataclass field of `cls` and its type, as the source writes it.
+
+    Read from the module's source, not from the class: a compiled engine's classes hold their
+    fields' types evaluated, and without their parameters (`tuple`).
+    """
+    written: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not klass.__module__.startswith("referee."):
+            continue
+        # The source beside the package (a compiled module keeps its .py next to it).
+        source = ROOT.joinpath(*klass.__module__.split(".")).with_suffix(".py")
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and node.name == klass.__name__:
+                for statement in node.body:
+                    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                        written[statement.target.id] = ast.unparse(statement.annotation)
+    return {field.name: written[field.name] for field in dataclasses.fields(cls)}
 
 
 def _split(text: str, separator: str) -> list[str]:
@@ -301,19 +321,19 @@ def _with_meaning(schema: Schema, meaning: Meaning) -> Schema:
     return schema
 
 
-def field_schema(name: str, kind: object) -> Schema:
+def field_schema(name: str, kind: str) -> Schema:
     """The JSON form of one field of an engine type."""
-    schema = schema_of_type(_type_name(kind))
+    schema = schema_of_type(kind)
     meaning = MEANINGS.get(name)
     return schema if meaning is None else _with_meaning(schema, meaning)
 
 
-def _object(cls: type, description: str, extra: dict[str, Schema] | None = None) -> Schema:
+def _object(cls: type, description: str | None, extra: dict[str, Schema] | None = None) -> Schema:
     properties = dict(extra or {})
-    for field in dataclasses.fields(cls):
-        properties[field.name] = field_schema(field.name, field.type)
+    for name, kind in field_types(cls).items():
+        properties[name] = field_schema(name, kind)
     return {
-        "description": description,
+        **({} if description is None else {"description": description}),
         "type": "object",
         "properties": properties,
         "required": list(properties),
@@ -374,8 +394,7 @@ def event_schema() -> Schema:
     """The schema of an event (Event.to_json()): one object per event type."""
     events: list[Schema] = []
     for type_name, cls in EVENT_TYPES.items():
-        doc = (cls.__doc__ or "").strip().splitlines()[0]
-        schema = _object(cls, doc, {"type": {"const": type_name}})
+        schema = _object(cls, None, {"type": {"const": type_name}})
         events.append({"title": cls.__name__} | schema)
     defs = _shared()
     del defs["action"], defs["config"], defs["call"]
