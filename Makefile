@@ -86,12 +86,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/referee_bench.py
+	$(BIN)/python bench/request_bench.py
 	$(BIN)/python bench/replay_bench.py
 	$(BIN)/python bench/proof_bench.py
 	$(BIN)/python bench/tournament_bench.py
 
+# The stubs, and the JSON Schema of the payloads (proto/tichu/v1/schema/), from the engine's types.
 proto: $(STAMP)
 	$(BIN)/python -m referee.wire.generate
+	$(BIN)/python -m referee.wire.schema
 
 clean: pure
 	rm -rf $(VENV) $(BUF_DIR)/node_modules build .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pytest
 
+from referee.match.messages import Request
 from referee.rules import (
+    DecisionKind,
     Phase,
     Play,
     RulesConfig,
     answer_window,
     apply,
+    can_call_tichu,
     default_action,
     format_cards,
     legal_decisions,
     new_game,
+    observe,
+    owed,
     parse_action,
     to_act,
 )
-from referee.server.codec import action_from_proto, action_to_proto
+from referee.rules.legal import exchange_recipients
+from referee.server.codec import action_from_proto, action_to_proto, request_to_proto
 from referee.wire.generate import generate
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -86,3 +93,49 @@ def test_every_legal_action_of_random_games_has_its_canonical_wire_form(players:
         checked += len(actions)
         state, _ = apply(state, seat, rng.choice(actions))
     assert checked > 300
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        RulesConfig(match_mode="fixed_rounds:1"),
+        RulesConfig(match_mode="fixed_rounds:1", tichu_call_exchange_mode="open"),
+        RulesConfig(players=6, match_mode="fixed_rounds:1", dog_card_pile="next_trick_winner"),
+        RulesConfig.from_json({"preset": "tournament", "match_mode": "fixed_rounds:1"}),
+    ],
+    ids=["official", "open-calls", "six", "tournament"],
+)
+def test_every_requests_observation_is_the_snapshots_json_of_its_state(config: RulesConfig) -> None:
+    # request_to_proto makes the observation straight from the state and reuses the wire forms'
+    # texts for the listings (speed): the JSON must stay exactly observe()'s, the Snapshot's
+    # form, for every kind of request and seat.
+    rng = random.Random(5)
+    state, _ = new_game(config, 5)
+    kinds: set[DecisionKind] = set()
+    calls = 0
+    while not state.is_over:
+        for seat in to_act(state):
+            kind = owed(state, seat)
+            assert kind is not None
+            recipients = exchange_recipients(state, seat) if kind is DecisionKind.EXCHANGE else ()
+            can_call = can_call_tichu(state, seat)
+            request = Request(7, kind, 3, 1000, 0, can_call, recipients, seat, state)
+            wire = pb.DecisionRequest.FromString(request_to_proto(request).SerializeToString())
+            expected = observe(state, seat).to_json()
+            assert json.loads(wire.observation_json) == expected
+            assert wire.observation_json == json.dumps(expected, separators=(",", ":"))
+            kinds.add(kind)
+            calls += can_call and kind is not DecisionKind.TICHU_STEP
+        if state.window:
+            answers = {s: rng.choice(legal_decisions(state, s)) for s in to_act(state)}
+            state, _ = answer_window(state, answers)
+            continue
+        seat = to_act(state)[0]
+        if state.phase is Phase.EXCHANGE:
+            action = default_action(state, seat)
+        else:
+            action = rng.choice(legal_decisions(state, seat))
+        state, _ = apply(state, seat, action)
+    assert {DecisionKind.EXCHANGE, DecisionKind.PLAY, DecisionKind.BOMB_WINDOW} <= kinds
+    if config.tichu_call_exchange_mode == "open":
+        assert calls > 0, "no request where a Tichu call was accepted"

@@ -102,7 +102,8 @@ class RulesConfig:
 
     def to_json(self) -> dict[str, Any]:
         """Every flag by name."""
-        return dataclasses.asdict(self)
+        # Not dataclasses.asdict, which deep-copies: every request's observation holds the flags.
+        return {name: getattr(self, name) for name in _FLAG_NAMES}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | str | None) -> RulesConfig:
@@ -122,6 +123,7 @@ class RulesConfig:
         return dataclasses.replace(base, **fields)
 
 
+_FLAG_NAMES = tuple(field.name for field in dataclasses.fields(RulesConfig))
 OFFICIAL = RulesConfig()
 # [ATP] German championship (§19): no Grand Tichu, a 1-2 counts 100, the Dragon trick that ends the
 # deal is kept, and a table plays a fixed set of 4 deals where a draw is possible.

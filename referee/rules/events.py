@@ -15,6 +15,13 @@ from referee.rules.cards import CARD_NAMES, format_cards, parse_card, parse_mask
 from referee.rules.combos import KIND_BY_LABEL, Combo, ComboKind
 from referee.rules.errors import InvalidActionError
 
+# The values each string field of an event may take (the JSON Schema under proto/ lists them).
+STRING_FIELD_VALUES: dict[str, tuple[str, ...]] = {
+    "stage": ("first", "rest", "all"),  # CardsDealt: before Grand Tichu, after it, or no Grand Tichu
+    "call": ("tichu", "grand_tichu"),  # Called, CallDeclined
+    "reason": ("normal", "double_victory", "triple_victory"),  # RoundEnded
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

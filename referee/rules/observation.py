@@ -12,6 +12,8 @@ says is owed and legal, answered() its own answers; the SDK and the referee thus
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -22,6 +24,7 @@ from referee.rules.cards import (
     DOG,
     Card,
     cards_of,
+    format_cards,
     mask_of,
     parse_card,
     parse_cards,
@@ -298,6 +301,73 @@ def observe(state: State, seat: int) -> Observation:
         can_call_tichu=can_call_tichu(state, seat),
         winner=state.winner if state.phase is Phase.GAME_OVER else None,
     )
+
+
+_format_mask = functools.lru_cache(maxsize=4096)(format_cards)  # won piles repeat request after request
+_combo_json = functools.lru_cache(maxsize=1024)(Combo.to_json)  # read only: dumped at once
+_config_json = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
+
+
+def observation_json(state: State, seat: int, decisions: list[str] | None = None) -> str:
+    """json.dumps(observe(state, seat).to_json()), compact, made straight from the state.
+
+    The referee sends one with every request (about 80 a hand): this skips the Observation's
+    tuples of cards, and the strings of its listings when the caller has them (`decisions`,
+    legal_decisions' canonical strings: the texts the wire forms carry). tests/test_wire.py
+    holds it to observe() on every request of played games.
+    """
+    n = state.players
+    pending = to_act(state)
+    if decisions is None:
+        decisions_json = _actions_json(legal_decisions(state, seat))
+        actions_json = _actions_json(legal_actions(state, seat))
+    else:
+        decisions_json = actions_json = decisions
+        listed = legal_actions(state, seat)
+        if len(listed) > len(decisions):  # legal_decisions, then a spontaneous Tichu call
+            actions_json = decisions + [str(a) for a in listed[len(decisions) :]]
+    given = state.exchange[seat]
+    top_seat, turn, gift = state.top_seat, state.turn, state.gift
+    data = {
+        "seat": seat,
+        "team": team_of(seat),
+        "config": _config_json(state.config),
+        "phase": state.phase.value,
+        "round": state.round,
+        "dealer": state.dealer,
+        "scores": list(state.scores),
+        "history": [list(h) for h in state.history],
+        "hand": _format_mask(state.hands[seat]),
+        "hand_sizes": [h.bit_count() for h in state.hands],
+        "calls": [CALL_NAMES[c] for c in state.calls],
+        "my_grand_tichu": None if state.gt[seat] < 0 else bool(state.gt[seat]),
+        "my_tichu_step": None if state.tichu_step[seat] not in (0, 1) else bool(state.tichu_step[seat]),
+        "exchange_given": None if given is None else {str(s): CARD_NAMES[c] for s, c in given},
+        "exchange_received": {str(s): CARD_NAMES[c] for s, c in state.received[seat]},
+        "played": [bool(state.played >> s & 1) for s in range(n)],
+        "won_cards": [_format_mask(pile) for pile in state.piles],
+        "out": list(state.out),
+        "trick": [
+            {"seat": s, "cards": _format_mask(cards), "combo": _combo_json(combo)}
+            for s, cards, combo in state.trick
+        ],
+        "top": None if state.top is None else _combo_json(state.top),
+        "top_seat": None if top_seat < 0 else top_seat,
+        "turn": None if turn < 0 else turn,
+        "passed": [s for s in range(n) if state.passed >> s & 1],
+        "window_open": bool(state.window),
+        "window_order": list(state.window),
+        "must_answer_window": bool(state.window) and seat in pending,
+        "wish": rank_name(state.wish) if state.wish else None,
+        "gift_pending": None if gift < 0 else gift,
+        "dog_aside": state.dog_owner if state.dog_aside else None,
+        "to_act": list(pending),
+        "legal_actions": actions_json,
+        "legal_decisions": decisions_json,
+        "can_call_tichu": can_call_tichu(state, seat),
+        "winner": state.winner if state.phase is Phase.GAME_OVER else None,
+    }
+    return json.dumps(data, separators=(",", ":"))
 
 
 # ----------------------------------------------------------------------------- the fold of events

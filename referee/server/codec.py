@@ -58,6 +58,7 @@ from referee.rules.actions import make_exchange
 from referee.rules.cards import CARD_NAMES, mask_of, parse_rank, rank_name
 from referee.rules.config import PRESETS
 from referee.rules.events import event_from_json
+from referee.rules.observation import observation_json
 from referee.server.limits import action_problem
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -237,7 +238,8 @@ def message_from_proto(msg: pb.BotMessage) -> Message | None:
 
 
 def request_to_proto(request: Request, into: pb.DecisionRequest | None = None) -> pb.DecisionRequest:
-    """A request on the wire, its legal answers listed now (filled in place into `into`)."""
+    """A request on the wire, its legal answers and the seat's observation made now (filled in
+    place into `into`)."""
     # Filled in place inside the message that is sent: a request can list hundreds of actions,
     # and building it apart would copy them all once more.
     msg = pb.DecisionRequest() if into is None else into
@@ -247,11 +249,16 @@ def request_to_proto(request: Request, into: pb.DecisionRequest | None = None) -
     msg.deadline_ms = request.deadline_ms
     msg.bank_left_ms = request.bank_left_ms
     msg.can_call_tichu = request.can_call_tichu
+    state, seat = request.state, request.seat
+    decisions_json: list[str] | None = None  # an exchange's are described, not listed: short
     if request.kind is DecisionKind.EXCHANGE:
         msg.exchange_give = len(request.exchange_to)
         msg.exchange_to.extend(request.exchange_to)
     else:
-        msg.legal_actions.extend(wire_actions(legal_decisions(request.state, request.seat)))
+        wired = wire_actions(legal_decisions(state, seat))
+        msg.legal_actions.extend(wired)
+        decisions_json = [action.text for action in wired]  # each is str() of its action
+    msg.observation_json = observation_json(state, seat, decisions_json)
     return msg
 
 

@@ -290,7 +290,7 @@ class GameEvent(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., state_version: _Optional[int] = ..., type: _Optional[str] = ..., json: _Optional[str] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "kind", "state_version", "deadline_ms", "bank_left_ms", "legal_actions", "exchange_give", "exchange_to", "can_call_tichu")
+    __slots__ = ("request_id", "kind", "state_version", "deadline_ms", "bank_left_ms", "legal_actions", "exchange_give", "exchange_to", "can_call_tichu", "observation_json")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATE_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -300,6 +300,7 @@ class DecisionRequest(_message.Message):
     EXCHANGE_GIVE_FIELD_NUMBER: _ClassVar[int]
     EXCHANGE_TO_FIELD_NUMBER: _ClassVar[int]
     CAN_CALL_TICHU_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_JSON_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     kind: DecisionKind
     state_version: int
@@ -309,7 +310,8 @@ class DecisionRequest(_message.Message):
     exchange_give: int
     exchange_to: _containers.RepeatedScalarFieldContainer[int]
     can_call_tichu: bool
-    def __init__(self, request_id: _Optional[int] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., state_version: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., exchange_give: _Optional[int] = ..., exchange_to: _Optional[_Iterable[int]] = ..., can_call_tichu: _Optional[bool] = ...) -> None: ...
+    observation_json: str
+    def __init__(self, request_id: _Optional[int] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., state_version: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., exchange_give: _Optional[int] = ..., exchange_to: _Optional[_Iterable[int]] = ..., can_call_tichu: _Optional[bool] = ..., observation_json: _Optional[str] = ...) -> None: ...
 
 class RequestCancelled(_message.Message):
     __slots__ = ("request_id", "reason")

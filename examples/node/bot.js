@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+// A Tichu bot that keeps no game state: it reads each DecisionRequest's observation_json and
+// answers from the request alone (README "Bots in other languages"). It uses nothing but
+// proto/tichu/v1/referee.proto, loaded at run time, and the JSON forms that
+// proto/tichu/v1/schema/ describes.
+//
+//   node bot.js [SERVER [TOKEN]] [--insecure] [--ca-file FILE] [--name NAME]
+//
+// SERVER defaults to $TICHU_SERVER or localhost:50051, TOKEN to $TICHU_TOKEN (which keeps it
+// out of process listings). The connection uses TLS unless --insecure (or TICHU_INSECURE=1).
+// The result is one line on standard output; the exit code is 0 once the match is over, 1 when
+// it could not be played, 2 for bad arguments.
+"use strict";
+
+const fs = require("node:fs");
+const path = require("node:path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const PROTOCOL_VERSION = 1;
+const PROTO_ROOT = process.env.TICHU_PROTO_DIR || path.resolve(__dirname, "..", "..", "proto");
+const RETRIES = 5; // reconnections in a row after a dropped stream
+
+function parseArgs(argv) {
+  const options = { insecure: process.env.TICHU_INSECURE === "1", caFile: null, name: "node-example" };
+  const positional = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--insecure") options.insecure = true;
+    else if (arg === "--ca-file") options.caFile = argv[++i];
+    else if (arg === "--name") options.name = argv[++i];
+    else if (arg === "--token") positional[1] = argv[++i];
+    else if (arg === "--server") positional[0] = argv[++i];
+    else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
+    else positional.push(arg);
+  }
+  options.server = positional[0] || process.env.TICHU_SERVER || "localhost:50051";
+  options.token = positional[1] || process.env.TICHU_TOKEN || "";
+  if (!options.token) throw new Error("no seat token: give it as the second argument or in $TICHU_TOKEN");
+  return options;
+}
+
+function loadReferee() {
+  const definition = protoLoader.loadSync("tichu/v1/referee.proto", {
+    includeDirs: [PROTO_ROOT],
+    keepCase: true, // field names as in the proto: request_id, observation_json
+    longs: String, // uint64 ids and versions as decimal strings, sent back as they came
+    enums: String, // "DECISION_KIND_PLAY"
+    defaults: true,
+    oneofs: true, // message.kind names the oneof field that is set
+  });
+  return grpc.loadPackageDefinition(definition).tichu.v1.Referee;
+}
+
+// ------------------------------------------------------------------ the decision, from the request
+
+const QUIET = { DECISION_KIND_GRAND_TICHU: "no_grand_tichu", DECISION_KIND_TICHU_STEP: "no_tichu" };
+
+// The answer to one request, from its observation alone: no call, decline every bomb window,
+// the lowest play (the listing is lowest first, R-DEF-3), the first Dragon recipient; in the
+// exchange the lowest cards of the hand, one to each recipient.
+function decide(request) {
+  const obs = JSON.parse(request.observation_json);
+  const listing = obs.legal_decisions;
+  if (!Array.isArray(listing)) {
+    // An exchange is described, not listed: give one card of the hand to each seat of exchange_to.
+    const hand = obs.hand.split(" ");
+    const gifts = listing.exchange_to.map((to, i) => `${to}:${hand[i]}`);
+    return { text: `exchange ${gifts.join(" ")}` };
+  }
+  let text;
+  if (QUIET[request.kind] && listing.includes(QUIET[request.kind])) text = QUIET[request.kind];
+  else if (request.kind === "DECISION_KIND_BOMB_WINDOW") text = "decline";
+  else text = listing.find((a) => a !== "pass") || listing[0];
+  // The structured form the referee listed, sent back unchanged (text alone would do as well).
+  return request.legal_actions.find((a) => a.text === text) || { text };
+}
+
+// ------------------------------------------------------------------ one stream
+
+function unbundle(message) {
+  return message.kind === "bundle" ? message.bundle.messages : [message];
+}
+
+// Play on one stream until it ends; resolves with the MatchResult, or null if the stream ended
+// without one (dropped: the caller reconnects). `joined()` is called on the Welcome.
+function playStream(client, options, log, joined) {
+  return new Promise((resolve, reject) => {
+    const call = client.Play();
+    let result = null;
+    const send = (message) => call.write(message);
+    const answer = (request) => {
+      const action = decide(request);
+      send({ decision: { request_id: request.request_id, state_version: request.state_version, action } });
+    };
+    call.on("data", (envelope) => {
+      for (const message of unbundle(envelope)) {
+        switch (message.kind) {
+          case "welcome":
+            joined();
+            log(`seat ${message.welcome.seat} of match ${message.welcome.match_id}`);
+            break;
+          case "snapshot":
+            // A reconnection's open request comes here: answered like any other.
+            for (const request of message.snapshot.pending) answer(request);
+            break;
+          case "request":
+            answer(message.request);
+            break;
+          case "ping":
+            send({ pong: { nonce: message.ping.nonce } });
+            break;
+          case "rejection": {
+            const r = message.rejection;
+            log(`rejected: ${r.reason} ${r.rule} ${r.message} (request ${r.request_id})`);
+            break;
+          }
+          case "result":
+            result = message.result;
+            call.end(); // nothing more to say
+            break;
+          default: // events, cancellations, seat statuses: nothing to keep
+            break;
+        }
+      }
+    });
+    call.on("error", (error) => {
+      if (result) resolve(result);
+      else if (error.code === grpc.status.UNAVAILABLE) resolve(null);
+      else reject(error);
+    });
+    call.on("end", () => resolve(result));
+    send({
+      hello: {
+        token: options.token,
+        bot_name: options.name,
+        bot_version: "1.0.0",
+        protocol_version: PROTOCOL_VERSION,
+        accept_bundles: true,
+        referee_declines: true,
+        referee_passes: true,
+        defer_events: true, // it reads no events: the referee holds them until its next request
+      },
+    });
+  });
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error.message}\n`);
+    return 2;
+  }
+  const log = (line) => process.stderr.write(`[${options.name}] ${line}\n`);
+  const Referee = loadReferee();
+  const credentials = options.insecure
+    ? grpc.credentials.createInsecure()
+    : grpc.credentials.createSsl(options.caFile ? fs.readFileSync(options.caFile) : null);
+  const client = new Referee(options.server, credentials);
+  try {
+    for (let attempt = 0; attempt <= RETRIES; attempt++) {
+      if (attempt > 0) await new Promise((done) => setTimeout(done, 500 * 2 ** (attempt - 1)));
+      const result = await playStream(client, options, log, () => (attempt = 0));
+      if (result) {
+        const [a, b] = result.scores;
+        process.stdout.write(`match ${result.match_id}: ${a} - ${b} (${result.reason})\n`);
+        return 0;
+      }
+      log(`the stream dropped; reconnecting (${attempt + 1} of ${RETRIES})`);
+    }
+    log("could not reach the referee");
+    return 1;
+  } catch (error) {
+    log(`the referee ended the stream: ${error.code} ${error.details || error.message}`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}
+
+main().then((code) => process.exit(code));
