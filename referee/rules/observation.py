@@ -317,7 +317,7 @@ def observation_json(state: State, seat: int, decisions: list[str] | None = None
     holds it to observe() on every request of played games.
     """
     n = state.players
-    pending = to_act(state)
+    pending = _to_act_seen(state, seat)
     if decisions is None:
         decisions_json = _actions_json(legal_decisions(state, seat))
         actions_json = _actions_json(legal_actions(state, seat))
