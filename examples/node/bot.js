@@ -89,7 +89,14 @@ function playStream(client, options, log, joined) {
     const call = client.Play();
     let result = null;
     const send = (message) => call.write(message);
+    // A request can arrive twice (a network that repeats, a Snapshot after the request itself):
+    // each is answered once on a stream. Request ids only grow, so the highest answered is enough;
+    // it is about the stream, not the game, and a new stream starts it afresh.
+    let answered = -1;
     const answer = (request) => {
+      const id = Number(request.request_id);
+      if (id <= answered) return;
+      answered = id;
       const action = decide(request);
       send({ decision: { request_id: request.request_id, state_version: request.state_version, action } });
     };

@@ -18,6 +18,8 @@ import pytest
 from clients.connect import MatchResult, connect
 from clients.heuristic_bot import HeuristicBot
 from clients.random_bot import RandomBot
+from referee.checkbot.checks import all_checks
+from referee.checkbot.kit import Settings, run_kit
 from referee.match.records import DecisionRecord
 from tests.server.support import referee, run
 
@@ -112,3 +114,14 @@ def test_the_node_example_keeps_no_state_and_plays_a_whole_game_with_no_rejectio
         assert seats[seat]["rejections"] == 0 and seats[seat]["timeouts"] == 0, seats[seat]
         asked = [r for r in records if r.seat == seat and not r.by_referee]
         assert len(asked) > 20, f"seat {seat} answered only {len(asked)} requests"
+
+
+def test_the_node_example_passes_every_check_of_tichu_check_bot(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kit gives the command the environment of this process, TICHU_* added.
+    assert NODE is not None and NPM is not None, "CI must have Node: .ci/run installs Debian's nodejs and npm"
+    folder = installed_example()
+    monkeypatch.setenv("TICHU_PROTO_DIR", str(ROOT / "proto"))
+    command = [NODE, str(folder / "bot.js"), "{server}", "{token}", "--insecure"]
+    report = run_kit(command, "examples/node", Settings(parallel=4))
+    assert report.passed, report.render()
+    assert report.exit_code == 0 and len(report.outcomes) == len(all_checks())
