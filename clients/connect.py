@@ -150,6 +150,8 @@ class _Session:
             referee_declines=bot.referee_declines,
             referee_passes=bot.referee_passes,
             defer_events=not self.harness.hears_events,
+            # The SDK folds the Snapshot and the events into its own observation.
+            omit_observation=True,
         )
         self.quick_calls = 0  # calls that returned within INLINE_BUDGET_S
         self.slow = False  # a call ran past it once

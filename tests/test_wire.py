@@ -139,3 +139,15 @@ def test_every_requests_observation_is_the_snapshots_json_of_its_state(config: R
     assert {DecisionKind.EXCHANGE, DecisionKind.PLAY, DecisionKind.BOMB_WINDOW} <= kinds
     if config.tichu_call_exchange_mode == "open":
         assert calls > 0, "no request where a Tichu call was accepted"
+
+
+def test_a_request_for_a_seat_that_omits_the_observation_has_none_and_all_else() -> None:
+    state, _ = new_game(RulesConfig(), 9)
+    seat = to_act(state)[0]
+    kind = owed(state, seat)
+    assert kind is not None
+    request = Request(7, kind, 3, 1000, 0, False, (), seat, state)
+    full, bare = request_to_proto(request), request_to_proto(request, observation=False)
+    assert full.observation_json and bare.observation_json == ""
+    full.observation_json = ""
+    assert full == bare

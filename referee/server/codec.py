@@ -237,9 +237,12 @@ def message_from_proto(msg: pb.BotMessage) -> Message | None:
     return None
 
 
-def request_to_proto(request: Request, into: pb.DecisionRequest | None = None) -> pb.DecisionRequest:
-    """A request on the wire, its legal answers and the seat's observation made now (filled in
-    place into `into`)."""
+def request_to_proto(
+    request: Request, into: pb.DecisionRequest | None = None, observation: bool = True
+) -> pb.DecisionRequest:
+    """A request on the wire, its legal answers and (unless `observation` is False, for a seat
+    whose Hello set omit_observation) the seat's observation made now, filled in place into
+    `into`."""
     # Filled in place inside the message that is sent: a request can list hundreds of actions,
     # and building it apart would copy them all once more.
     msg = pb.DecisionRequest() if into is None else into
@@ -258,7 +261,8 @@ def request_to_proto(request: Request, into: pb.DecisionRequest | None = None) -
         wired = wire_actions(legal_decisions(state, seat))
         msg.legal_actions.extend(wired)
         decisions_json = [action.text for action in wired]  # each is str() of its action
-    msg.observation_json = observation_json(state, seat, decisions_json)
+    if observation:
+        msg.observation_json = observation_json(state, seat, decisions_json)
     return msg
 
 
@@ -282,9 +286,12 @@ def result_to_proto(result: MatchResult) -> pb.MatchResult:
     )
 
 
-def message_to_proto(message: OutMessage, into: pb.RefereeMessage | None = None) -> pb.RefereeMessage:
+def message_to_proto(
+    message: OutMessage, into: pb.RefereeMessage | None = None, observation: bool = True
+) -> pb.RefereeMessage:
     """A message for a seat on the wire (a request's legal answers are listed now), filled in
-    place into `into` when given (a Bundle's next message: no copy of what it holds)."""
+    place into `into` when given (a Bundle's next message: no copy of what it holds);
+    `observation`: whether its requests carry the seat's observation (Hello.omit_observation)."""
     wire = pb.RefereeMessage() if into is None else into
     if isinstance(message, EventMessage):
         event = wire.event  # filled in place: cheaper than building and copying one
@@ -293,7 +300,7 @@ def message_to_proto(message: OutMessage, into: pb.RefereeMessage | None = None)
         event.type = message.type
         event.json = message.json
     elif isinstance(message, Request):
-        request_to_proto(message, wire.request)
+        request_to_proto(message, wire.request, observation)
     elif isinstance(message, Cancelled):
         wire.cancelled.request_id = message.request_id
         wire.cancelled.reason = message.reason
@@ -316,7 +323,7 @@ def message_to_proto(message: OutMessage, into: pb.RefereeMessage | None = None)
         snapshot.state_version = message.state_version
         snapshot.observation_json = json.dumps(message.observation.to_json(), separators=_COMPACT)
         for request in message.pending:
-            request_to_proto(request, snapshot.pending.add())
+            request_to_proto(request, snapshot.pending.add(), observation)
     elif isinstance(message, Welcome):
         wire.welcome.CopyFrom(
             pb.Welcome(

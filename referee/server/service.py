@@ -338,6 +338,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         table, conn, hello = await self._hello(request_iterator, context)
         reader = asyncio.create_task(self._read(request_iterator, table, conn))
         bundles = hello.accept_bundles
+        observations = not hello.omit_observation
         try:
             while True:
                 taken = await conn.take()
@@ -359,7 +360,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                         sent[type(message).__name__] += 1
                         # A request's legal actions are listed here, as it leaves, and its clock
                         # starts once they are: that time is the referee's, not the bot's.
-                        message_to_proto(message, envelope if inside is None else inside.add())
+                        message_to_proto(message, envelope if inside is None else inside.add(), observations)
                         if isinstance(message, Request):
                             table.delivered(conn, message.request_id)
                     self.traffic.writes += 1

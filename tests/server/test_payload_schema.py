@@ -132,3 +132,28 @@ def test_a_seat_that_keeps_no_state_plays_a_whole_game_from_the_requests_alone()
     assert len(requests) > 20
     summary = json.loads(stateless.result.summary_json)["seats"][0]
     assert summary["rejections"] == 0 and summary["timeouts"] == 0
+
+
+def test_a_seat_whose_hello_omits_the_observation_gets_requests_without_it() -> None:
+    # Hello.omit_observation (the SDK sets it: it folds events itself): that seat's requests
+    # leave observation_json empty, the Snapshot still carries it, and the other seats' requests
+    # keep theirs.
+    async def scenario() -> tuple[Bot, list[Bot]]:
+        async with referee() as ref:
+            response = await ref.create(rules_json='{"match_mode": "fixed_rounds:1"}', seed="omit")
+            tokens = list(response.seat_tokens)
+            others = await join(ref, tokens[1:], [random_policy(f"om/{s}") for s in range(1, 4)])
+            omitting = Bot(ref, tokens[0], random_policy("om/0"), name="omitting")
+            hello = pb.Hello(token=tokens[0], bot_name="omitting", protocol_version=1, omit_observation=True)
+            await omitting.open(hello)
+            await asyncio.gather(omitting.play(), *(bot.play() for bot in others))
+            return omitting, others
+
+    omitting, others = run(scenario(), 120)
+    assert omitting.result is not None and omitting.error is None
+    mine = [m.request for m in omitting.received if m.WhichOneof("kind") == "request"]
+    assert len(mine) > 5 and all(r.observation_json == "" for r in mine)
+    snapshots = [m.snapshot for m in omitting.received if m.WhichOneof("kind") == "snapshot"]
+    assert snapshots and all(json.loads(s.observation_json)["seat"] == 0 for s in snapshots)
+    theirs = [m.request for bot in others for m in bot.received if m.WhichOneof("kind") == "request"]
+    assert len(theirs) > 5 and all(json.loads(r.observation_json)["seat"] in (1, 2, 3) for r in theirs)

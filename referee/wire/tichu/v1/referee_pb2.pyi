@@ -58,7 +58,7 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ..., out_of_turn: _Optional[_Union[OutOfTurn, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "accept_bundles", "referee_declines", "defer_events", "referee_passes")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "accept_bundles", "referee_declines", "defer_events", "referee_passes", "omit_observation")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +67,7 @@ class Hello(_message.Message):
     REFEREE_DECLINES_FIELD_NUMBER: _ClassVar[int]
     DEFER_EVENTS_FIELD_NUMBER: _ClassVar[int]
     REFEREE_PASSES_FIELD_NUMBER: _ClassVar[int]
+    OMIT_OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
@@ -75,7 +76,8 @@ class Hello(_message.Message):
     referee_declines: bool
     defer_events: bool
     referee_passes: bool
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accept_bundles: _Optional[bool] = ..., referee_declines: _Optional[bool] = ..., defer_events: _Optional[bool] = ..., referee_passes: _Optional[bool] = ...) -> None: ...
+    omit_observation: bool
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accept_bundles: _Optional[bool] = ..., referee_declines: _Optional[bool] = ..., defer_events: _Optional[bool] = ..., referee_passes: _Optional[bool] = ..., omit_observation: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action", "state_version")
