@@ -21,6 +21,7 @@ from referee.wire.tichu.v1 import referee_pb2 as pb
 
 K = pb.DecisionKind
 # The answers of a seat that never calls and never bombs, in the order it prefers them.
+# As clients.scripted.QUIET, which the referee may not import (tests/test_layers.py).
 QUIET = ("no_grand_tichu", "no_tichu", "decline", "pass")
 
 

@@ -126,6 +126,8 @@ def test_create_match_settings_out_of_range_are_refused_naming_the_field_and_ran
     async def scenario() -> None:
         async with referee() as ref:
             clock = pb.ClockSettings
+            # Settings CreateMatch must refuse (window_ms=5, decision_ms=0...): no match is made
+            # with them and no test waits on them.
             cases: list[tuple[dict[str, Any], str]] = [
                 ({"rules_json": '{"target_score": 0}'}, "rules.target_score is 0; it must be 1 to 100,000"),
                 ({"rules_json": '{"target_score": -5}'}, "rules.target_score is -5"),
@@ -273,6 +275,7 @@ def test_the_largest_legitimate_client_message_fits_the_receive_limit() -> None:
     largest = pb.CreateMatchRequest(
         preset="p" * LIMITS["CreateMatchRequest.preset"].most,
         rules_json="\U0001f600" * LIMITS["CreateMatchRequest.rules_json"].most,
+        # The largest numbers the wire can carry (only the message's size is measured here).
         clock=pb.ClockSettings(decision_ms=2**32 - 1, bank_ms=2**32 - 1, start_timeout_ms=2**32 - 1),
         seed="\U0001f600" * LIMITS["CreateMatchRequest.seed"].most,
         bot_names=names,
