@@ -13,143 +13,58 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import secrets
 import signal
 import sys
+import threading
 import time
-from collections import defaultdict
-from collections.abc import Sequence
-from pathlib import Path
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Sequence
 from typing import TextIO
 
 from referee import log
-from referee.match.records import EventRecord, Line
 from referee.replay.signing import KeyFileError, load_signer
-from referee.rules import RulesError
-from referee.rules.events import RoundScored
-from referee.server.serve import RunningServer, freeze_startup_heap, start_server
-from referee.server.service import MatchExistsError, Traffic
-from referee.server.table import Table
+from referee.server.serve import freeze_startup_heap
+from referee.server.service import Traffic
 from referee.tournament.commitments import COMMITMENTS_FILE, game_salts, write_commitments
 from referee.tournament.config import Entrant, TournamentConfig, describe
+from referee.tournament.host import (
+    Fleet,
+    GameOrder,
+    GameOutcome,
+    Host,
+    HostError,
+    HostLostError,
+    LocalFleet,
+    RemoteSeat,
+)
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
 from referee.tournament.stats import PairingVerdict, pairing_verdict
-from referee.tournament.store import GameResult, GameRow, Store, StoreError
+from referee.tournament.store import GameRow, Store, StoreError
 
-WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
-MAX_RESTARTS = 5  # a bot that crashes again and again is not started a sixth time
 
 
 class TournamentError(Exception):
-    """The tournament cannot start or go on (its database, its bots)."""
-
-
-class _Worker:
-    """One bot process that plays the seats given on its standard input.
-
-    If it dies while it holds seats, it is started again (at most MAX_RESTARTS times) and handed
-    those seats again: their tokens are still good, and the referee lets a seat reconnect within
-    its reconnect grace, so the games go on. Past that, its seats get the referee's defaults
-    until their games forfeit.
-    """
-
-    def __init__(self, entrant: Entrant, index: int, server: str, log_dir: Path) -> None:
-        self.entrant = entrant
-        self.index = index
-        self.server = server
-        self.log_path = log_dir / f"worker-{entrant.name}-{index}.log"
-        self.process: asyncio.subprocess.Process | None = None
-        self.starts = 0
-        self.seats: dict[str, list[str]] = {}  # match id -> the lines of the seats it holds there
-        self._starting = asyncio.Lock()  # two games handing out seats at once start one process
-        self._watcher: asyncio.Task[None] | None = None
-        self._stopping = False
-
-    async def give(self, match_id: str, line: str) -> None:
-        """Hand the worker one seat (TOKEN NAME SEED) of a match."""
-        self.seats.setdefault(match_id, []).append(line)
-        async with self._starting:
-            process = await self._ensure_running()
-        if process is not None:
-            await self._write(process, [line])
-
-    def release(self, match_id: str) -> None:
-        """The match is over: its seats need no restart."""
-        self.seats.pop(match_id, None)
-
-    async def _ensure_running(self) -> asyncio.subprocess.Process | None:
-        if self.process is not None and self.process.returncode is None:
-            return self.process
-        if self.starts > MAX_RESTARTS or self._stopping:
-            return None
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as stderr:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "clients.worker", self.entrant.bot,
-                "--server", self.server, "--insecure",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
-            )  # fmt: skip
-        self.starts += 1
-        self._watcher = asyncio.create_task(self._watch(self.process))
-        return self.process
-
-    async def _watch(self, process: asyncio.subprocess.Process) -> None:
-        code = await process.wait()
-        if self._stopping:
-            return
-        held = [line for lines in self.seats.values() for line in lines]
-        log.get_logger().warning(
-            "worker_died", entrant=self.entrant.name, index=self.index, code=code, seats=len(held)
-        )
-        if not held:
-            return  # the next seat starts it again
-        async with self._starting:
-            restarted = await self._ensure_running()
-        if restarted is not None:
-            await self._write(restarted, held)
-
-    async def _write(self, process: asyncio.subprocess.Process, lines: list[str]) -> None:
-        assert process.stdin is not None
-        try:
-            process.stdin.write("".join(line + "\n" for line in lines).encode())
-            await process.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it died just now: its watcher hands these seats to the next process
-
-    async def stop(self) -> None:
-        """End its input, give it a moment to finish, then kill it."""
-        self._stopping = True
-        process = self.process
-        if process is not None and process.returncode is None:
-            if process.stdin is not None:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    process.stdin.close()
-            try:
-                await asyncio.wait_for(process.wait(), WORKER_STOP_S)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-        if self._watcher is not None:
-            await self._watcher
+    """The tournament cannot start or go on (its database, its bots, its hosts)."""
 
 
 class Tournament:
     """Plays a tournament's pending games and keeps its store, SPRTs and progress current."""
 
-    def __init__(self, config: TournamentConfig, out: TextIO, *, live: bool | None = None) -> None:
+    def __init__(
+        self, config: TournamentConfig, out: TextIO, *, live: bool | None = None, fleet: Fleet | None = None
+    ) -> None:
         self.config = config
+        self.fleet: Fleet = LocalFleet() if fleet is None else fleet
         self.out = out
         self.live = live
         self.schedule = build_schedule(config)
         self.pairings = pairings(config)
         self.store = Store(config.database)
         self.run_id = 0
-        self._games_by_match: dict[str, str] = {}
         # (pairing, board) -> {table: (net points for the pairing's first team, its half points)}
         self._boards: dict[tuple[int, int], dict[int, tuple[int, int]]] = defaultdict(dict)
         self._counts: dict[int, list[int]] = {p.index: [0] * 5 for p in self.pairings}
@@ -161,7 +76,6 @@ class Tournament:
         self._failed = 0
         self._attempts: dict[str, int] = {}
         self._salts: dict[str, str] = {}
-        self.traffic = Traffic()  # the referee's Play streams in this run (the bench reads it)
 
     @property
     def games_played(self) -> int:
@@ -223,56 +137,29 @@ class Tournament:
         level = os.environ.get(log.LEVEL_ENV, "error")
         log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)
-        token = secrets.token_urlsafe(24)
-        try:
-            # The referee writes each match's replay to replay_dir/<match_id>.jsonl. An
-            # interrupted game is played again from its first deal under a new match id, so the
-            # referee must not continue old matches from their replays by itself (resume=False).
-            running = await start_server(
-                self.config.listen,
-                token,
-                insecure=True,
-                defaults=self.config.clock,
-                on_record=self._on_record,
-                replay_dir=self.config.replay_dir,
-                resume=False,
-                signing_key=self.config.signing_key,
-            )
-        except (OSError, KeyFileError) as error:
-            raise TournamentError(f"cannot start the referee: {error}") from None
-        freeze_startup_heap()
-        self.traffic = running.service.traffic
-        print(f"Referee on {running.address}", file=self.out, flush=True)
-        workers = self._workers(running.address)
+        hosts = await self._start_hosts()
         progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)
         ticker = asyncio.create_task(self._tick(progress))
-        play = asyncio.create_task(self._connect_and_play(pending, running, workers, progress))
-        # SIGINT or SIGTERM: stop at once, but cleanly (workers ended, the referee stopped); the
-        # games that were running stay `running` in the store, and resume plays them again.
+        play = asyncio.create_task(self._play_all(pending, hosts, progress))
+        # SIGINT or SIGTERM: stop at once, but cleanly (hosts and their bots ended); the games
+        # that were running stay `running` in the store, and resume plays them again.
         interrupted = asyncio.Event()
 
         def interrupt() -> None:
             interrupted.set()
             play.cancel()
 
-        loop = asyncio.get_running_loop()
-        signals = (signal.SIGINT, signal.SIGTERM)
-        for number in signals:
-            with contextlib.suppress(NotImplementedError):  # signal handlers are POSIX-only
-                loop.add_signal_handler(number, interrupt)
+        handled = _handle_signals(interrupt)
         try:
             await play
         except asyncio.CancelledError:
             if not interrupted.is_set():
                 raise
         finally:
-            for number in signals:
-                with contextlib.suppress(NotImplementedError):
-                    loop.remove_signal_handler(number)
+            handled()
             ticker.cancel()
             progress.finish()
-            await asyncio.gather(*(w.stop() for ws in workers.values() for w in ws))
-            await running.stop()
+            await self.fleet.stop()
         if interrupted.is_set():
             print(
                 f"\nInterrupted: {self._done} games were finished and stored in this run; "
@@ -283,14 +170,20 @@ class Tournament:
             return EXIT_INTERRUPTED
         return 0 if self._failed == 0 else 1
 
-    async def _connect_and_play(
-        self,
-        pending: Sequence[GameSpec],
-        running: RunningServer,
-        workers: dict[str, list[_Worker]],
-        progress: Progress,
-    ) -> None:
-        await self._play_all(pending, running, workers, progress)
+    async def _start_hosts(self) -> list[Host]:
+        try:
+            hosts = await self.fleet.start(self.config)
+        except HostError as error:
+            raise TournamentError(str(error)) from None
+        freeze_startup_heap()
+        for host in hosts:
+            print(f"Host {host.name}: referee on {host.address}", file=self.out, flush=True)
+        return hosts
+
+    @property
+    def traffic(self) -> Traffic:
+        """The referee's Play streams in this run, over every host (the bench reads it)."""
+        return self.fleet.traffic()
 
     async def _tick(self, progress: Progress) -> None:
         """Keep the clock and the rate moving between finished games (long games, slow bots)."""
@@ -306,160 +199,144 @@ class Tournament:
             f"Tournament {c.name} (seed {c.seed}): {c.format.replace('_', ' ')} of {len(c.teams)} teams, "
             f"{len(self.pairings)} pairings, {c.games_per_pairing} games per pairing{hands}"
             f"{' in duplicate board pairs' if c.duplicate else ''}; "
-            f"{pending} of {len(self.schedule)} games to play, {c.concurrency} at a time\n"
+            f"{pending} of {len(self.schedule)} games to play, {self.fleet.describe(c)}\n"
             f"Results: {c.database}\n"
             f"Seed commitments (publish before the games): {c.output_dir / COMMITMENTS_FILE}"
         )
 
-    def _workers(self, address: str) -> dict[str, list[_Worker]]:
-        log_dir = self.config.output_dir / "logs"
-        return {
-            e.name: [_Worker(e, i, address, log_dir) for i in range(e.processes)]
-            for e in self.config.entrants
-            if not e.remote
-        }
+    async def _play_all(self, pending: Sequence[GameSpec], hosts: list[Host], progress: Progress) -> None:
+        """Keep every host busy with up to its capacity of games, board by board in schedule order.
 
-    async def _play_all(
-        self,
-        pending: Sequence[GameSpec],
-        running: RunningServer,
-        workers: dict[str, list[_Worker]],
-        progress: Progress,
-    ) -> None:
-        slots = asyncio.Semaphore(self.config.concurrency)
-        tasks: set[asyncio.Task[None]] = set()
-        next_worker: dict[str, int] = defaultdict(int)
+        Both tables of a duplicate board go to the same host, one after the other on one of its
+        slots: the host's bots then see the same machine for the pair. A decided pairing starts
+        no new board. A host that is lost (its node died) takes no more games; the games it held
+        go back to the front of the queue as new attempts on the hosts that remain."""
+        queue: deque[list[GameSpec]] = deque(_boards(pending))
+        total = len(pending)
         skipped = 0
-        try:
-            for spec in pending:
-                await slots.acquire()
-                board = (spec.pairing, spec.board)
-                stopped = spec.pairing in self._stopped
-                if stopped and board not in self._started_boards and board not in self._boards:
-                    slots.release()
-                    skipped += 1
-                    progress.update(self._done, self._hands, self._leader(), len(pending) - skipped)
+        in_flight = 0
+        changed = asyncio.Event()  # a board was requeued or finished: idle slots look again
+        alive = set(range(len(hosts)))
+
+        async def slot(index: int, host: Host) -> None:
+            nonlocal skipped, in_flight
+            while index in alive:
+                if not queue:
+                    if in_flight == 0:
+                        return
+                    changed.clear()
+                    await changed.wait()
+                    continue
+                unit = queue.popleft()
+                board = (unit[0].pairing, unit[0].board)
+                fresh = board not in self._started_boards and board not in self._boards
+                if unit[0].pairing in self._stopped and fresh:
+                    skipped += len(unit)
+                    progress.update(self._done, self._hands, self._leader(), total - skipped)
                     continue
                 self._started_boards.add(board)
-                assignment = []
-                for seat, player in enumerate(spec.players):
-                    pool = workers.get(player)
-                    worker = None
-                    if pool:
-                        worker = pool[next_worker[player] % len(pool)]
-                        next_worker[player] += 1
-                    assignment.append((seat, player, worker))
-                task = asyncio.create_task(self._game(spec, running, assignment, progress))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                task.add_done_callback(lambda _: slots.release())
-            if tasks:
-                await asyncio.gather(*tasks)
+                in_flight += 1
+                try:
+                    for done, spec in enumerate(unit):
+                        try:
+                            await self._game(spec, host, progress)
+                        except HostLostError as lost:
+                            alive.discard(index)
+                            queue.appendleft(list(unit[done:]))
+                            print(f"\nhost {host.name} lost ({lost}): its games are played again elsewhere",
+                                  file=self.out, flush=True)  # fmt: skip
+                            return
+                finally:
+                    in_flight -= 1
+                    changed.set()
+
+        slots = [
+            asyncio.create_task(slot(index, host))
+            for index, host in enumerate(hosts)
+            for _ in range(max(1, host.capacity))
+        ]
+        try:
+            await asyncio.gather(*slots)
         finally:
             # Interrupted: the games under way end with this run (they stay `running` in the store).
-            for task in list(tasks):
+            for task in slots:
                 task.cancel()
+        if queue:
+            self._failed += sum(len(unit) for unit in queue)
+            raise TournamentError(
+                f"every host was lost; {sum(len(unit) for unit in queue)} games are not played: "
+                f"`tichu tournament resume {self.config.source}` plays them"
+            )
         if skipped:
             print(
                 f"\n{skipped} games not played: their pairings' SPRTs had decided", file=self.out, flush=True
             )
 
-    async def _game(
-        self,
-        spec: GameSpec,
-        running: RunningServer,
-        assignment: list[tuple[int, str, _Worker | None]],
-        progress: Progress,
-    ) -> None:
+    async def _game(self, spec: GameSpec, host: Host, progress: Progress) -> None:
         # A new match id per attempt: the replay of an interrupted attempt stays as it was.
         attempt = self._attempts.get(spec.game_id, 0) + 1
         self._attempts[spec.game_id] = attempt
         match_id = f"{self.config.name}-{spec.game_id}-a{attempt}"
         replay_path = self.config.replay_dir / f"{match_id}.jsonl"
-        self._games_by_match[match_id] = spec.game_id
         self.store.mark_started(spec.game_id, self.run_id, match_id, str(replay_path))
+        order = GameOrder(
+            game_id=spec.game_id,
+            match_id=match_id,
+            seed=spec.seed,
+            salt=self._salts[spec.game_id],
+            players=tuple(spec.players),
+            rng_seeds=tuple(
+                f"tichu-tournament/{self.config.seed}/{spec.game_id}/{seat}"
+                for seat in range(len(spec.players))
+            ),
+        )
         try:
-            # Through the referee's Python API: the tournament runs the referee in its own process.
-            table, tokens = running.service.create_match(
-                preset=self.config.preset,
-                rules_json=json.dumps(self.config.rules_overrides) if self.config.rules_overrides else "",
-                clock=self.config.clock,
-                seed=spec.seed,
-                bot_names=list(spec.players),
-                match_id=match_id,
-                salt=self._salts[spec.game_id],
-            )
-        except (MatchExistsError, RulesError, ValueError) as error:
-            self._failed += 1
+            for remote in await host.open(order):
+                self._hand_to_remote(self.config.entrant(remote.entrant), remote)
+            outcome = await host.finish(match_id)
+        except HostLostError:
             self.store.mark_pending(spec.game_id)
-            print(f"\ngame {spec.game_id}: the referee refused it: {error}", file=self.out, flush=True)
-            return
-        for (seat, player, worker), seat_token in zip(assignment, tokens, strict=True):
-            rng_seed = f"tichu-tournament/{self.config.seed}/{spec.game_id}/{seat}"
-            line = f"{seat_token} {player} {rng_seed}"
-            if worker is not None:
-                await worker.give(match_id, line)
-            else:
-                self._hand_to_remote(self.config.entrant(player), match_id, seat, line)
-        await self._await_end(table)
-        for _, _, worker in assignment:
-            if worker is not None:
-                worker.release(match_id)
-        self._record_result(spec, table)
-        # A referee keeps every table it made (a few MB each) unless told to drop it; the
-        # result is stored and the replay is on disk, so a long tournament lets it go at once.
-        running.service.forget(match_id)
+            raise
+        if outcome.replay_text is not None:
+            replay_path.parent.mkdir(parents=True, exist_ok=True)
+            replay_path.write_text(outcome.replay_text, encoding="utf-8")
+        self._record_result(spec, outcome)
         progress.update(self._done, self._hands, self._leader())
 
-    async def _await_end(self, table: Table) -> None:
-        """Until the table ends; a table whose seats do not all connect in time, or that runs too
-        long, is stopped (without a result: resume plays it again)."""
-        started = time.monotonic()
-        while not table.finished.is_set():
-            waited_s = time.monotonic() - started
-            if table.status == "waiting" and waited_s > self.config.start_timeout_s:
-                await table.stop(f"not every seat connected within {self.config.start_timeout_s:g} s")
-                return
-            if waited_s > self.config.game_timeout_s:
-                await table.stop(f"the game ran over the tournament's {self.config.game_timeout_s:g} s")
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(table.finished.wait(), 1.0)
-
-    def _hand_to_remote(self, entrant: Entrant, match_id: str, seat: int, line: str) -> None:
-        print(f"seat for {entrant.name}: match {match_id} seat {seat}: {line}", file=self.out, flush=True)
+    def _hand_to_remote(self, entrant: Entrant, seat: RemoteSeat) -> None:
+        print(
+            f"seat for {entrant.name}: match {seat.match_id} seat {seat.seat} on {seat.server}: {seat.line}",
+            file=self.out,
+            flush=True,
+        )
         if entrant.token_file:
             path = self.config.source.parent / entrant.token_file
             path.parent.mkdir(parents=True, exist_ok=True)
+            # A fourth field names the referee when it is not the one the worker was started
+            # with (a tournament on several hosts); workers of earlier releases read three.
+            line = seat.line if seat.server == self.fleet.primary_address else f"{seat.line} {seat.server}"
             with path.open("a", encoding="utf-8") as tokens:
                 tokens.write(line + "\n")
 
-    def _record_result(self, spec: GameSpec, table: Table) -> None:
-        result = table.result
+    def _record_result(self, spec: GameSpec, outcome: GameOutcome) -> None:
+        result = outcome.result
         if result is None:
             self._failed += 1
             self.store.mark_pending(spec.game_id)
-            print(f"\ngame {spec.game_id} did not finish; resume plays it again", file=self.out, flush=True)
+            print(
+                f"\ngame {spec.game_id} did not finish; resume plays it again ({outcome.failure})",
+                file=self.out,
+                flush=True,
+            )
             return
-        rounds = result.hands
-        self.store.mark_finished(
-            spec.game_id,
-            GameResult(
-                score_even=result.scores[0],
-                score_odd=result.scores[1],
-                winner=result.winner,
-                forfeit=result.forfeit,
-                forfeiting_team=result.forfeiting_team,
-                reason=result.reason,
-                rounds=rounds,
-                summary_json=json.dumps(result.statistics(), separators=(",", ":")),
-            ),
-        )
+        for number, points, totals in outcome.rounds:
+            self.store.add_round(spec.game_id, number, list(points), list(totals))
+        self.store.mark_finished(spec.game_id, result)
         self._done += 1
-        self._hands += rounds
+        self._hands += result.rounds
         pairing = self.pairings[spec.pairing]
         self._board_done(spec.pairing, spec.board, spec.table, pairing.first.name, spec.team_even,
-                         result.scores[0] - result.scores[1], result.winner)  # fmt: skip
+                         result.score_even - result.score_odd, result.winner)  # fmt: skip
         if (
             self.config.sprt.stop_early
             and spec.pairing not in self._stopped
@@ -467,13 +344,6 @@ class Tournament:
         ):
             verdict = self._verdict(spec.pairing)
             print(f"\nSPRT {pairing.label}: {verdict.summary}; no new boards", file=self.out, flush=True)
-
-    def _on_record(self, match_id: str, record: Line) -> None:
-        if isinstance(record, EventRecord) and isinstance(record.event, RoundScored):
-            event = record.event
-            game_id = self._games_by_match.get(match_id)
-            if game_id is not None:
-                self.store.add_round(game_id, event.round, list(event.round_points), list(event.totals))
 
     # ---------------------------------------------------------------------------- SPRT and leader
 
@@ -523,6 +393,35 @@ class Tournament:
     def close(self) -> None:
         """Close the database."""
         self.store.close()
+
+
+def _boards(games: Iterable[GameSpec]) -> list[list[GameSpec]]:
+    """The games grouped by board (a duplicate board's two tables together), in schedule order."""
+    boards: dict[tuple[int, int], list[GameSpec]] = {}
+    for game in games:
+        boards.setdefault((game.pairing, game.board), []).append(game)
+    return list(boards.values())
+
+
+def _handle_signals(interrupt: Callable[[], None]) -> Callable[[], None]:
+    """Call `interrupt` on SIGINT or SIGTERM; what undoes it.
+
+    Only the main thread may set signal handlers (asyncio raises RuntimeError elsewhere): a
+    tournament driven from another thread (a Ray actor's, a test's) leaves signals to its owner."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for number in signals:
+        with contextlib.suppress(NotImplementedError):  # signal handlers are POSIX-only
+            loop.add_signal_handler(number, interrupt)
+
+    def undo() -> None:
+        for number in signals:
+            with contextlib.suppress(NotImplementedError):
+                loop.remove_signal_handler(number)
+
+    return undo
 
 
 def stored_standings(config: TournamentConfig, rows: Sequence[GameRow]) -> Standings:

@@ -1,0 +1,375 @@
+"""A host: one referee and its entrants' bot processes, playing the games a coordinator sends it.
+
+The tournament's coordinator (runner.py) decides what is played and keeps the store; a host only
+plays. It runs an in-process referee (start_server) with the bot workers beside it, and for each
+game order creates the match, hands the seats to the workers (or to remote bots, through the
+coordinator), waits for the end and sends back a `GameOutcome`: the result, each round's score,
+each seat's statistics and early exits, the host's name and, for a host on another machine, the
+replay itself. One host runs inside the coordinator's process when the tournament is not on Ray;
+on Ray each host is an actor pinned to its node (cluster.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import secrets
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from referee.match.messages import MatchResult
+from referee.match.records import EventRecord, Line
+from referee.replay.signing import KeyFileError
+from referee.rules import RulesError
+from referee.rules.events import RoundScored
+from referee.server.serve import RunningServer, start_server
+from referee.server.service import MatchExistsError, Traffic
+from referee.server.table import Table
+from referee.tournament.bots import EntrantProcesses
+from referee.tournament.config import TournamentConfig
+from referee.tournament.store import GameResult
+
+# What a host must share with its coordinator to play the same games the same way: the
+# referee (rules, match, server, replay) and the sample bots and SDK that local entrants run.
+CODE_PACKAGES = ("referee", "clients")
+
+
+class HostError(Exception):
+    """A host cannot play (its referee did not start, or it runs other code than its coordinator)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameOrder:
+    """One game for a host to play: the match to create and who sits where."""
+
+    game_id: str
+    match_id: str
+    seed: str
+    salt: str
+    players: tuple[str, ...]  # the entrant at each seat
+    rng_seeds: tuple[str, ...]  # each seat's bot's seed (local entrants)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSeat:
+    """A seat that a remote entrant plays: where to connect and the line to hand its worker."""
+
+    game_id: str
+    match_id: str
+    seat: int
+    entrant: str
+    server: str
+    line: str  # TOKEN NAME RNG_SEED, as `tichu tournament worker` reads it
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """What a host sends back for a game order."""
+
+    game_id: str
+    match_id: str
+    host: str
+    started_at: float  # wall time
+    ended_at: float
+    result: GameResult | None  # None: the game did not finish (then `failure` says why)
+    failure: str = ""
+    rounds: tuple[tuple[int, tuple[int, int], tuple[int, int]], ...] = ()  # round, points, totals
+    exit_reasons: dict[int, str] = field(default_factory=dict)  # seat -> why its bot ended early
+    replay_text: str | None = None  # only from a host whose replays are not the coordinator's files
+
+
+def code_hash(packages: Iterable[str] = CODE_PACKAGES) -> str:
+    """SHA-256 over the Python source of the packages this process imports (paths and bytes).
+
+    A coordinator and its hosts compare it before any game: a node that was set up from another
+    checkout would play by other rules or other bots, and its results would not belong in the
+    tournament."""
+    digest = hashlib.sha256()
+    for package in packages:
+        root = Path(__import__(package).__file__ or "").parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class GameHost:
+    """A referee and the bot processes of the local entrants, playing game orders."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        name: str = "",
+        *,
+        listen: str | None = None,
+        replay_dir: Path | None = None,
+        log_dir: Path | None = None,
+        send_replays: bool = False,
+        capacity: int = 1,
+    ) -> None:
+        self.config = config
+        self.name = name or socket.gethostname()
+        self.listen = config.listen if listen is None else listen
+        self.replay_dir = config.replay_dir if replay_dir is None else replay_dir
+        self.log_dir = config.output_dir / "logs" if log_dir is None else log_dir
+        self.send_replays = send_replays
+        self.capacity = capacity  # games in flight at once (the coordinator keeps to it)
+        self.running: RunningServer | None = None
+        self.bots: dict[str, EntrantProcesses] = {}
+        self._rounds: dict[str, list[tuple[int, tuple[int, int], tuple[int, int]]]] = {}
+        self._games: dict[str, tuple[GameOrder, Table, float]] = {}
+        self._refused: dict[str, GameOutcome] = {}
+        self._advertised = ""
+        self.address = ""  # where bots connect, once started
+
+    @property
+    def traffic(self) -> Traffic:
+        """The referee's Play streams so far (the bench reads it)."""
+        return Traffic() if self.running is None else self.running.service.traffic
+
+    async def start(self, advertise: str = "") -> str:
+        """Start the referee and the bot processes; the address bots connect to.
+
+        `advertise` is the host name remote bots reach this machine by (a Ray node's address);
+        the referee's own listen address is used when it is empty."""
+        token = secrets.token_urlsafe(24)
+        try:
+            # The referee writes each match's replay to replay_dir/<match_id>.jsonl. An
+            # interrupted game is played again from its first deal under a new match id, so the
+            # referee must not continue old matches from their replays by itself (resume=False).
+            self.running = await start_server(
+                self.listen,
+                token,
+                insecure=True,
+                defaults=self.config.clock,
+                on_record=self._on_record,
+                replay_dir=self.replay_dir,
+                resume=False,
+                signing_key=self.config.signing_key,
+            )
+        except (OSError, KeyFileError) as error:
+            raise HostError(f"cannot start the referee: {error}") from None
+        address = self.running.address
+        if advertise:
+            address = f"{advertise}:{self.running.port}"
+        self.bots = {
+            entrant.name: EntrantProcesses(entrant, self.running.address, self.log_dir)
+            for entrant in self.config.entrants
+            if not entrant.remote
+        }
+        self._advertised = self.address = address
+        return address
+
+    async def open(self, order: GameOrder) -> list[RemoteSeat]:
+        """Create the game's match and hand its local seats to the bot processes; the seats
+        that remote entrants play (the coordinator tells them where to connect)."""
+        assert self.running is not None, "start() first"
+        started = time.time()
+        config = self.config
+        try:
+            # Through the referee's Python API: the host runs the referee in its own process.
+            table, tokens = self.running.service.create_match(
+                preset=config.preset,
+                rules_json=json.dumps(config.rules_overrides) if config.rules_overrides else "",
+                clock=config.clock,
+                seed=order.seed,
+                bot_names=list(order.players),
+                match_id=order.match_id,
+                salt=order.salt,
+            )
+        except (MatchExistsError, RulesError, ValueError) as error:
+            self._refused[order.match_id] = self._outcome(
+                order, started, None, f"the referee refused it: {error}"
+            )
+            return []
+        self._games[order.match_id] = (order, table, started)
+        self._rounds[order.match_id] = []
+        remote: list[RemoteSeat] = []
+        for seat, (player, seat_token) in enumerate(zip(order.players, tokens, strict=True)):
+            processes = self.bots.get(player)
+            if processes is not None:
+                await processes.give(order.match_id, seat, seat_token, order.rng_seeds[seat])
+            else:
+                line = f"{seat_token} {player} {order.rng_seeds[seat]}"
+                remote.append(RemoteSeat(order.game_id, order.match_id, seat, player, self._advertised, line))
+        return remote
+
+    async def finish(self, match_id: str) -> GameOutcome:
+        """Wait for an opened game's end (or stop it at the tournament's timeouts); its outcome."""
+        assert self.running is not None, "start() first"
+        refused = self._refused.pop(match_id, None)
+        if refused is not None:
+            return refused
+        order, table, started = self._games.pop(match_id)
+        try:
+            failure = await self._await_end(table)
+        finally:
+            exits: dict[int, str] = {}
+            for processes in self.bots.values():
+                exits.update(processes.release(match_id))
+        result = table.result
+        outcome = self._outcome(
+            order,
+            started,
+            None if result is None else _game_result(result),
+            failure or ("" if result is not None else "the game did not finish"),
+            exits,
+        )
+        # A referee keeps every table it made (a few MB each) unless told to drop it; the
+        # result goes back to the coordinator and the replay is on disk, so the host lets it go.
+        self.running.service.forget(match_id)
+        return outcome
+
+    async def play(self, order: GameOrder) -> GameOutcome:
+        """Open a game and wait for its end (a game with no remote seats)."""
+        await self.open(order)
+        return await self.finish(order.match_id)
+
+    def _outcome(
+        self,
+        order: GameOrder,
+        started: float,
+        result: GameResult | None,
+        failure: str,
+        exits: dict[int, str] | None = None,
+    ) -> GameOutcome:
+        replay_text = None
+        path = self.replay_dir / f"{order.match_id}.jsonl"
+        if self.send_replays and path.exists():
+            replay_text = path.read_text(encoding="utf-8")
+            path.unlink()  # the coordinator keeps it now; a host's disk holds no tournament
+        return GameOutcome(
+            game_id=order.game_id,
+            match_id=order.match_id,
+            host=self.name,
+            started_at=started,
+            ended_at=time.time(),
+            result=result,
+            failure=failure,
+            rounds=tuple(self._rounds.pop(order.match_id, [])),
+            exit_reasons={seat: why for seat, why in (exits or {}).items() if why},
+            replay_text=replay_text,
+        )
+
+    async def _await_end(self, table: Table) -> str:
+        """Until the table ends; a table whose seats do not all connect in time, or that runs too
+        long, is stopped without a result: why, or "" when it ended by itself."""
+        config = self.config
+        started = time.monotonic()
+        while not table.finished.is_set():
+            waited_s = time.monotonic() - started
+            if table.status == "waiting" and waited_s > config.start_timeout_s:
+                why = f"not every seat connected within {config.start_timeout_s:g} s"
+                await table.stop(why)
+                return why
+            if waited_s > config.game_timeout_s:
+                why = f"the game ran over the tournament's {config.game_timeout_s:g} s"
+                await table.stop(why)
+                return why
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(table.finished.wait(), 1.0)
+        return ""
+
+    def _on_record(self, match_id: str, record: Line) -> None:
+        if isinstance(record, EventRecord) and isinstance(record.event, RoundScored):
+            rounds = self._rounds.get(match_id)
+            if rounds is not None:
+                event = record.event
+                points, totals = event.round_points, event.totals
+                rounds.append((event.round, (points[0], points[1]), (totals[0], totals[1])))
+
+    async def stop(self) -> None:
+        """End the bot processes, then the referee."""
+        await asyncio.gather(*(processes.stop() for processes in self.bots.values()))
+        if self.running is not None:
+            await self.running.stop()
+            self.running = None
+
+
+def _game_result(result: MatchResult) -> GameResult:
+    return GameResult(
+        score_even=result.scores[0],
+        score_odd=result.scores[1],
+        winner=result.winner,
+        forfeit=result.forfeit,
+        forfeiting_team=result.forfeiting_team,
+        reason=result.reason,
+        rounds=result.hands,
+        summary_json=json.dumps(result.statistics(), separators=(",", ":")),
+    )
+
+
+class HostLostError(Exception):
+    """A host stopped answering (its process or its node died): its games must be played elsewhere."""
+
+
+class Host(Protocol):
+    """What the coordinator plays games on: a GameHost here, or one on a Ray node."""
+
+    name: str
+    address: str
+    capacity: int
+
+    async def open(self, order: GameOrder) -> list[RemoteSeat]:
+        """Create the game and seat the local bots; the seats remote bots play."""
+        ...
+
+    async def finish(self, match_id: str) -> GameOutcome:
+        """The game's outcome, once it is over; HostLostError if the host is gone."""
+        ...
+
+
+class Fleet(Protocol):
+    """The hosts of a run: started before the first game, stopped after the last."""
+
+    primary_address: str  # the referee remote workers were started against, if there is one
+
+    async def start(self, config: TournamentConfig) -> list[Host]:
+        """Start every host (HostError if one cannot play)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop every host that still runs."""
+        ...
+
+    def traffic(self) -> Traffic:
+        """The Play streams' traffic so far, over every host that can tell."""
+        ...
+
+    def describe(self, config: TournamentConfig) -> str:
+        """Where and how many games run at once, for the banner."""
+        ...
+
+
+class LocalFleet:
+    """One host in this process: the tournament's referee on `config.listen`, its replays
+    written straight to `config.replay_dir`, `config.concurrency` games at once."""
+
+    def __init__(self) -> None:
+        self.host: GameHost | None = None
+        self.primary_address = ""
+
+    async def start(self, config: TournamentConfig) -> list[Host]:
+        """Start the one host."""
+        self.host = GameHost(config, capacity=config.concurrency)
+        self.primary_address = await self.host.start()
+        return [self.host]
+
+    async def stop(self) -> None:
+        """Stop it."""
+        if self.host is not None:
+            await self.host.stop()
+
+    def traffic(self) -> Traffic:
+        """Its referee's traffic."""
+        return Traffic() if self.host is None else self.host.traffic
+
+    def describe(self, config: TournamentConfig) -> str:
+        """`8 at a time`."""
+        return f"{config.concurrency} at a time"
