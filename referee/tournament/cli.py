@@ -25,6 +25,19 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
             shown.add_argument(
                 "--log-lines", dest="live", action="store_const", const=False, help="plain progress lines"
             )
+            ray = action.add_argument_group("on a Ray cluster (pip install 'tichu-referee[ray]')")
+            ray.add_argument(
+                "--ray",
+                metavar="auto|HOST:PORT|local:N",
+                help="play on the hosts of a Ray cluster: the one `ray start` joined here (auto), the "
+                "head at HOST:PORT, or a local cluster of N nodes on this machine (to try it out)",
+            )
+            ray.add_argument(
+                "--hosts-per-node", type=int, default=0, metavar="K", help="hosts per node (its CPUs)"
+            )
+            ray.add_argument(
+                "--games-per-host", type=int, default=2, metavar="G", help="games in flight per host (2)"
+            )
     worker = sub.add_parser("worker", help="play the seats whose tokens arrive on standard input")
     if worker_args:
         # The worker is the bot SDK's (clients.worker), loaded only when it is asked for.
@@ -58,8 +71,22 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
+    fleet = None
+    if args.ray:
+        from referee.tournament.cluster import RayFleet, parse_ray_target
+
+        try:
+            target = parse_ray_target(args.ray)
+            if args.hosts_per_node < 0 or args.games_per_host < 1:
+                raise ValueError("--hosts-per-node takes 0 or more, --games-per-host 1 or more")
+        except ValueError as error:
+            print(f"tichu tournament: {error}", file=sys.stderr)
+            return 2
+        fleet = RayFleet(target, hosts_per_node=args.hosts_per_node, games_per_host=args.games_per_host)
     try:
-        return run_tournament(config, resume=args.action == "resume", out=sys.stdout, live=args.live)
+        return run_tournament(
+            config, resume=args.action == "resume", out=sys.stdout, live=args.live, fleet=fleet
+        )
     except TournamentError as error:
         print(f"tichu tournament: {error}", file=sys.stderr)
         return 1

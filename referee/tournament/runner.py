@@ -449,9 +449,16 @@ def write_standings(config: TournamentConfig, store: Store) -> str:
     return text + "\n\nWritten: " + ", ".join(str(f) for f in files)
 
 
-def run_tournament(config: TournamentConfig, *, resume: bool, out: TextIO, live: bool | None = None) -> int:
-    """Run (or resume) a tournament and print its standings; the exit code."""
-    tournament = Tournament(config, out, live=live)
+def run_tournament(
+    config: TournamentConfig,
+    *,
+    resume: bool,
+    out: TextIO,
+    live: bool | None = None,
+    fleet: Fleet | None = None,
+) -> int:
+    """Run (or resume) a tournament, here or on `fleet`, and print its standings; the exit code."""
+    tournament = Tournament(config, out, live=live, fleet=fleet)
     try:
         tournament.prepare(resume)
         started = time.monotonic()

@@ -1,0 +1,265 @@
+"""A tournament's hosts on a Ray cluster: `tichu tournament run CONFIG --ray auto|HOST:PORT|local:N`.
+
+Ray (the optional extra `.[ray]`) does the scheduling, the placement and the failure detection:
+each host is a Ray actor pinned to its node (NodeAffinitySchedulingStrategy, not soft), by
+default one per CPU the node offers, and the coordinator awaits its calls like any coroutine. A
+node that dies fails the calls on its actors with RayActorError, which the coordinator turns into
+HostLostError: those games are played again, as new attempts, on the hosts that remain. Ray is
+imported only here and only when asked for, so a tournament on one machine never needs it.
+
+The coordinator stays the only writer of the store and the replays: a Ray host writes each
+replay to its own temporary folder and sends its text back with the outcome. Ray has no
+authentication: a cluster belongs on a private network, and untrusted bots never join it (they
+connect over gRPC to the host that holds their game, and the coordinator tells them where).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.server.service import Traffic
+from referee.tournament.config import TournamentConfig
+from referee.tournament.host import (
+    GameHost,
+    GameOrder,
+    GameOutcome,
+    Host,
+    HostError,
+    HostLostError,
+    RemoteSeat,
+    code_hash,
+)
+
+DEFAULT_GAMES_PER_HOST = 2  # one playing, one starting: enough to hide set-up, few enough to stop early
+LOCAL_NODE_MEMORY = 128 * 2**20  # object store per node of a local cluster (replays are ~100 KB)
+RAY_MISSING = "Ray is not installed here: `pip install 'tichu-referee[ray]'` (or `pip install ray`)"
+
+
+@dataclass(frozen=True, slots=True)
+class RayTarget:
+    """Which cluster: `auto` (the one `ray start` made here), an address, or a local one of N nodes."""
+
+    address: str  # "auto", "HOST:PORT", or "" for a local cluster
+    local_nodes: int = 0
+
+    def __str__(self) -> str:
+        return f"local:{self.local_nodes}" if self.local_nodes else self.address
+
+
+def parse_ray_target(text: str) -> RayTarget:
+    """`auto`, `HOST:PORT` or `local:N` (N from 1 to 16); ValueError with what is expected."""
+    if text == "auto":
+        return RayTarget("auto")
+    local = re.fullmatch(r"local:(\d+)", text)
+    if local:
+        nodes = int(local.group(1))
+        if not 1 <= nodes <= 16:
+            raise ValueError(f"--ray local:N takes 1 to 16 nodes, not {nodes}")
+        return RayTarget("", nodes)
+    if re.fullmatch(r"[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}", text):
+        return RayTarget(text)
+    raise ValueError(f"--ray takes auto, HOST:PORT (the head's GCS address) or local:N, not {text!r}")
+
+
+class _HostActor:
+    """The body of a Ray host actor: a GameHost on its node's event loop."""
+
+    def __init__(self, config: TournamentConfig, name: str, capacity: int, listen: str) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="tichu-host-"))
+        self.host = GameHost(
+            config,
+            name,
+            listen=listen,
+            replay_dir=self.folder / "replays",
+            log_dir=self.folder / "logs",
+            send_replays=True,
+            capacity=capacity,
+        )
+
+    async def start(self, expected_code: str, advertise: str) -> tuple[str, str]:
+        """Start the referee and bots unless this node runs other code; (address, its code hash)."""
+        found = code_hash()
+        if found != expected_code:
+            return "", found
+        return await self.host.start(advertise), found
+
+    async def open(self, order: GameOrder) -> list[RemoteSeat]:
+        """GameHost.open."""
+        return await self.host.open(order)
+
+    async def finish(self, match_id: str) -> GameOutcome:
+        """GameHost.finish."""
+        return await self.host.finish(match_id)
+
+    async def traffic(self) -> Traffic:
+        """The host's referee traffic."""
+        return self.host.traffic
+
+    async def stop(self) -> None:
+        """Stop the host and remove its folder (its bots' logs go with it: see the README)."""
+        await self.host.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class RayHost:
+    """The coordinator's handle on one host actor."""
+
+    def __init__(self, actor: Any, name: str, capacity: int, node_id: str) -> None:
+        self.actor = actor
+        self.name = name
+        self.capacity = capacity
+        self.node_id = node_id
+        self.address = ""
+        self.lost = False
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        import ray.exceptions
+
+        try:
+            return await getattr(self.actor, method).remote(*args)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as error:
+            self.lost = True
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise HostLostError(first_line) from None
+
+    async def open(self, order: GameOrder) -> list[RemoteSeat]:
+        """Create the game on the actor's referee."""
+        seats: list[RemoteSeat] = await self._call("open", order)
+        return seats
+
+    async def finish(self, match_id: str) -> GameOutcome:
+        """The game's outcome from the actor."""
+        outcome: GameOutcome = await self._call("finish", match_id)
+        return outcome
+
+
+class RayFleet:
+    """Hosts on every alive node of a Ray cluster, started and stopped with the run."""
+
+    def __init__(
+        self, target: RayTarget, *, hosts_per_node: int = 0, games_per_host: int = DEFAULT_GAMES_PER_HOST
+    ) -> None:
+        self.target = target
+        self.hosts_per_node = hosts_per_node
+        self.games_per_host = games_per_host
+        self.hosts: list[RayHost] = []
+        self.primary_address = ""  # every game names its host's referee to remote bots
+        self._cluster: Any = None
+        self._traffic = Traffic()
+
+    async def start(self, config: TournamentConfig) -> list[Host]:
+        """Connect to (or start) the cluster and start a host on every node; HostError if none can play."""
+        try:
+            import ray
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        except ImportError:
+            raise HostError(RAY_MISSING) from None
+        # On this thread: Ray sets signal handlers as it starts a node, which only the main thread may.
+        self._connect(ray)
+        expected = code_hash()
+        remote_entrants = any(entrant.remote for entrant in config.entrants)
+        # Bots on the host's own machine reach it on loopback; remote bots need the node's address.
+        listen = "0.0.0.0:0" if remote_entrants else "127.0.0.1:0"
+        actor_class = ray.remote(_HostActor)
+        starting = []
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+        for node in sorted(nodes, key=lambda n: str(n["NodeID"])):
+            if not node.get("Alive"):
+                continue
+            node_id = str(node["NodeID"])
+            cpus = int(node.get("Resources", {}).get("CPU", 1))
+            count = self.hosts_per_node or max(1, cpus)
+            for index in range(count):
+                name = f"{node.get('NodeManagerHostname') or socket.gethostname()}/{node_id[:8]}/{index}"
+                actor = actor_class.options(
+                    # A host is one referee process: one CPU, so Ray places one per core.
+                    num_cpus=min(1, cpus),
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                    max_restarts=0,  # a host that died is lost; its games go to the others
+                ).remote(config, name, self.games_per_host, listen)
+                host = RayHost(actor, name, self.games_per_host, node_id)
+                advertise = str(node.get("NodeManagerAddress") or "") if remote_entrants else ""
+                starting.append((host, host.actor.start.remote(expected, advertise)))
+        if not starting:
+            raise HostError(f"the Ray cluster at {self.target} has no alive node")
+        for host, started in starting:
+            address, found = await started
+            if not address:
+                raise HostError(
+                    f"host {host.name} runs other code than this coordinator (hash {found[:12]}, "
+                    f"here {expected[:12]}): install the same release (or checkout) on every node"
+                )
+            host.address = address
+            self.hosts.append(host)
+        return list(self.hosts)
+
+    def _connect(self, ray: Any) -> None:
+        if self.target.local_nodes:
+            from ray.cluster_utils import Cluster
+
+            # Each node gets its share of this machine's cores, at least one.
+            cpus = max(1, (os.cpu_count() or 1) // self.target.local_nodes)
+            node = {"num_cpus": cpus, "object_store_memory": LOCAL_NODE_MEMORY}
+            self._cluster = Cluster(initialize_head=True, head_node_args=dict(node))
+            for _ in range(self.target.local_nodes - 1):
+                self._cluster.add_node(**node)
+            self._cluster.wait_for_nodes()
+            address = self._cluster.address
+        else:
+            address = self.target.address
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True)
+        except ConnectionError as error:
+            raise HostError(f"cannot reach the Ray cluster at {self.target}: {error}") from None
+
+    async def stop(self) -> None:
+        """Stop the hosts that are left, disconnect, and end a local cluster."""
+        import ray
+
+        for host in self.hosts:
+            if host.lost:
+                continue
+            try:
+                self._traffic = _add_traffic(self._traffic, await host.actor.traffic.remote())
+                await asyncio.wait_for(host.actor.stop.remote(), 30)
+            except Exception:  # a host that fails to stop is killed below all the same
+                pass
+            ray.kill(host.actor)
+        self.hosts = []
+        self._disconnect(ray)
+
+    def _disconnect(self, ray: Any) -> None:
+        ray.shutdown()
+        if self._cluster is not None:
+            self._cluster.shutdown()
+            self._cluster = None
+
+    def traffic(self) -> Traffic:
+        """The traffic of the hosts stopped so far."""
+        return self._traffic
+
+    def describe(self, config: TournamentConfig) -> str:
+        """`on Ray (local:2): 2 hosts, 2 games each at a time`."""
+        hosts = f"{len(self.hosts)} hosts" if self.hosts else "a host per CPU"
+        return f"on Ray ({self.target}): {hosts}, {self.games_per_host} games each at a time"
+
+    @property
+    def cluster(self) -> Any:
+        """The local cluster (`local:N`), for a test that takes a node away."""
+        return self._cluster
+
+
+def _add_traffic(total: Traffic, more: Traffic) -> Traffic:
+    return Traffic(
+        writes=total.writes + more.writes,
+        sent=total.sent + more.sent,
+        received=total.received + more.received,
+    )
