@@ -12,10 +12,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Ray (the [ray] extra) only for what uses it: the suite and its lint, not the demo.
+RAY_STAMP := $(VENV)/.installed-ray
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	touch $(RAY_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/tichu demo
 
-lint: $(STAMP)
+lint: $(RAY_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -47,7 +53,7 @@ buf-checks: $(BUF_STAMP)
 # skipped on a machine with no C compiler).
 test: lint buf test-pure test-compiled
 
-test-pure: $(STAMP)
+test-pure: $(RAY_STAMP)
 	$(BIN)/pytest -n 2
 
 # A copy of the tree with referee/rules compiled by mypyc in it (setup.py), so that this tree
@@ -67,7 +73,7 @@ $(COMPILED)/.built: $(STAMP) setup.py $(wildcard referee/rules/*.py)
 	touch $@
 
 # The copy's other files are refreshed on every run; only a change to the engine recompiles.
-test-compiled: $(STAMP)
+test-compiled: $(RAY_STAMP)
 	@if command -v cc >/dev/null 2>&1; then \
 		$(MAKE) $(COMPILED)/.built && $(COPY_TREE) && cd $(COMPILED) && \
 		TICHU_EXPECT_COMPILED=1 PYTHONPATH=$(CURDIR)/$(COMPILED) $(CURDIR)/$(BIN)/pytest -n 2 -p no:cacheprovider; \

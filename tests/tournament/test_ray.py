@@ -1,0 +1,145 @@
+"""Tournaments on a Ray cluster of two nodes on this machine (the [ray] extra; `make test` installs it).
+
+The bars of the distributed runner: the same seeded tournament stores the same score for every
+game in one process and on Ray, and the Ray run used both nodes; a node killed in the middle of
+a run costs nothing but time: its games are played again as new attempts on the node that is
+left, and the standings equal those of an undisturbed run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.tournament.cluster import LOCAL_NODE_MEMORY, RayFleet, RayTarget, parse_ray_target
+from referee.tournament.config import TournamentConfig, parse_config
+from referee.tournament.host import GameOrder, Host, RemoteSeat
+from referee.tournament.report import format_table
+from referee.tournament.runner import run_tournament, stored_standings
+from referee.tournament.store import Store
+from tests.tournament.support import HEURISTIC, OUTPUTS, RANDOM
+
+ray = pytest.importorskip("ray", reason="Ray is the [ray] extra: pip install -e '.[ray]' (make test does)")
+
+CONFIG = f"""
+[tournament]
+name = "ray"
+seed = "ray-seed"
+games_per_pairing = 8        # four duplicate board pairs
+concurrency = 4
+{OUTPUTS}
+[rules]
+match_mode = "fixed_rounds:1"
+
+[sprt]
+stop_early = false
+{RANDOM}{HEURISTIC}"""
+
+
+def _config(folder: Path) -> TournamentConfig:
+    folder.mkdir(parents=True, exist_ok=True)
+    return parse_config(CONFIG, folder / "t.toml")
+
+
+def _scores(config: TournamentConfig) -> dict[str, tuple[int | None, int | None]]:
+    store = Store(config.database)
+    try:
+        return {row.game_id: (row.score_even, row.score_odd) for row in store.games()}
+    finally:
+        store.close()
+
+
+def _standings(config: TournamentConfig) -> str:
+    store = Store(config.database)
+    try:
+        return format_table(stored_standings(config, store.games()), config.duplicate)
+    finally:
+        store.close()
+
+
+def _play_here(folder: Path) -> TournamentConfig:
+    config = _config(folder)
+    assert run_tournament(config, resume=False, out=io.StringIO(), live=False) == 0
+    return config
+
+
+def test_parse_ray_target() -> None:
+    assert parse_ray_target("auto") == RayTarget("auto")
+    assert parse_ray_target("10.0.0.5:6379") == RayTarget("10.0.0.5:6379")
+    assert parse_ray_target("local:3") == RayTarget("", 3)
+    for wrong in ("local:0", "local:x", "10.0.0.5", ""):
+        with pytest.raises(ValueError, match="--ray"):
+            parse_ray_target(wrong)
+
+
+def test_ray_local_two_nodes_stores_the_scores_of_one_process(tmp_path: Path) -> None:
+    here = _play_here(tmp_path / "here")
+    config = _config(tmp_path / "ray")
+    fleet = RayFleet(RayTarget("", 2))
+    out = io.StringIO()
+    assert run_tournament(config, resume=False, out=out, live=False, fleet=fleet) == 0, out.getvalue()
+    assert _scores(config) == _scores(here)
+    assert None not in {score for pair in _scores(config).values() for score in pair}
+    hosts = {line.split(":")[0] for line in out.getvalue().splitlines() if line.startswith("Host ")}
+    assert len(hosts) == 2, out.getvalue()  # one host on each node
+    assert _standings(config) == _standings(here)
+
+
+class _NodeKiller(RayFleet):
+    """A fleet that takes the worker node away right after its host opened its first game."""
+
+    def __init__(self, target: RayTarget, cluster: Any, worker: Any) -> None:
+        super().__init__(target)
+        self._test_cluster = cluster
+        self.worker = worker
+        self.killed = threading.Event()
+
+    async def start(self, config: TournamentConfig) -> list[Host]:
+        hosts = await super().start(config)
+        for host in self.hosts:
+            if host.node_id == self.worker.node_id:
+                opened = host.open
+
+                async def open_then_kill(order: GameOrder, opened: Any = opened) -> list[RemoteSeat]:
+                    seats: list[RemoteSeat] = await opened(order)
+                    if not self.killed.is_set():
+                        self.killed.set()
+                        await asyncio.to_thread(self._test_cluster.remove_node, self.worker)
+                    return seats
+
+                host.open = open_then_kill  # type: ignore[method-assign]
+        return hosts
+
+
+def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) -> None:
+    from ray.cluster_utils import Cluster
+
+    here = _play_here(tmp_path / "here")
+    node = {"num_cpus": 1, "object_store_memory": LOCAL_NODE_MEMORY}
+    cluster = Cluster(initialize_head=True, head_node_args=dict(node))
+    try:
+        worker = cluster.add_node(**node)
+        cluster.wait_for_nodes()
+        config = _config(tmp_path / "ray")
+        fleet = _NodeKiller(RayTarget(cluster.address), cluster, worker)
+        out = io.StringIO()
+        code = run_tournament(config, resume=False, out=out, live=False, fleet=fleet)
+    finally:
+        cluster.shutdown()
+    assert fleet.killed.is_set()
+    assert code == 0, out.getvalue()
+    assert "lost" in out.getvalue()
+    store = Store(config.database)
+    try:
+        games = store.games()
+    finally:
+        store.close()
+    assert {game.status for game in games} == {"finished"}
+    assert max(game.attempts for game in games) >= 2  # the lost game was played again
+    assert _scores(config) == _scores(here)
+    assert _standings(config) == _standings(here)
