@@ -120,7 +120,7 @@ def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) 
     from ray.cluster_utils import Cluster
 
     here = _play_here(tmp_path / "here")
-    node = {"num_cpus": 1, "object_store_memory": LOCAL_NODE_MEMORY}
+    node: dict[str, Any] = {"num_cpus": 1, "object_store_memory": LOCAL_NODE_MEMORY}
     cluster = Cluster(initialize_head=True, head_node_args=dict(node))
     try:
         worker = cluster.add_node(**node)
@@ -130,7 +130,7 @@ def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) 
         out = io.StringIO()
         code = run_tournament(config, resume=False, out=out, live=False, fleet=fleet)
     finally:
-        cluster.shutdown()
+        cluster.shutdown()  # type: ignore[no-untyped-call]
     assert fleet.killed.is_set()
     assert code == 0, out.getvalue()
     assert "lost" in out.getvalue()
