@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 from referee.tournament.seat_stats import seat_stats_from_summary
 
-# Version 1, as the first release made it (the baseline every migration starts from).
+# Version 1, as the first release made it, byte for byte (the baseline every migration starts
+# from; a games status may also be `skipped` from version 2 on).
 V1_TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
@@ -35,7 +36,7 @@ V1_TABLES = (
     team_even TEXT NOT NULL,        -- seats 0 and 2 (the referee's team A)
     team_odd TEXT NOT NULL,         -- seats 1 and 3 (team B)
     players TEXT NOT NULL,          -- JSON: the entrant at each seat
-    status TEXT NOT NULL DEFAULT 'pending',  -- pending, running, finished (skipped: version 2)
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending, running, finished
     attempts INTEGER NOT NULL DEFAULT 0,
     run_id INTEGER,                 -- the run that last started it
     match_id TEXT,
