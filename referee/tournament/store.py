@@ -1,16 +1,22 @@
 """The tournament's results in SQLite: every game and round, committed the moment it ends.
 
 The database is the tournament's memory: the schedule is written first (every game `pending`),
-a game becomes `running` when its match is created and `finished` with its result in one
+a game becomes `running` when an attempt at it starts and `finished` with its result in one
 transaction; each round's score is committed as the referee scores it. WAL mode with
 synchronous=NORMAL keeps every committed row through a killed process; only games that were
 running when the process died are played again on resume (their partial rounds are cleared).
+
+Every attempt at a game is a row of `attempts` (who played it where, and how it ended); the
+games row points at the match and replay of its finished attempt only. A game the SPRT made
+unnecessary is `skipped`, and can be made pending again. The schema and its migrations are in
+migrations.py: a store of an older release is migrated when it is opened.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -18,59 +24,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.tournament.migrations import SCHEMA_VERSION, migrate, stored_version
 from referee.tournament.schedule import GameSpec
+from referee.tournament.seat_stats import INSERT_SEAT_STATS, SEAT_STATS_COLUMNS, SeatStats
 
-SCHEMA_VERSION = "1"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,             -- 'run' or 'resume'
-    started_at REAL NOT NULL,
-    pid INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY,
-    seq INTEGER NOT NULL,           -- position in the schedule
-    pairing INTEGER NOT NULL,
-    board INTEGER NOT NULL,
-    table_no INTEGER NOT NULL,
-    seed TEXT NOT NULL,
-    team_even TEXT NOT NULL,        -- seats 0 and 2 (the referee's team A)
-    team_odd TEXT NOT NULL,         -- seats 1 and 3 (team B)
-    players TEXT NOT NULL,          -- JSON: the entrant at each seat
-    status TEXT NOT NULL DEFAULT 'pending',  -- pending, running, finished
-    attempts INTEGER NOT NULL DEFAULT 0,
-    run_id INTEGER,                 -- the run that last started it
-    match_id TEXT,
-    replay_path TEXT,
-    score_even INTEGER,
-    score_odd INTEGER,
-    winner INTEGER,                 -- 0: team_even, 1: team_odd, -1: draw
-    forfeit INTEGER,
-    forfeiting_team INTEGER,
-    reason TEXT,
-    rounds INTEGER,
-    started_at REAL,
-    finished_at REAL,
-    summary_json TEXT
-);
-CREATE TABLE IF NOT EXISTS rounds (
-    game_id TEXT NOT NULL REFERENCES games(game_id),
-    round INTEGER NOT NULL,
-    points_even INTEGER NOT NULL,
-    points_odd INTEGER NOT NULL,
-    total_even INTEGER NOT NULL,
-    total_odd INTEGER NOT NULL,
-    scored_at REAL NOT NULL,
-    PRIMARY KEY (game_id, round)
-);
-CREATE INDEX IF NOT EXISTS games_by_status ON games(status, seq);
-"""
+__all__ = [
+    "SCHEMA_VERSION",
+    "AttemptRow",
+    "BuildRow",
+    "EntrantBuild",
+    "GameResult",
+    "GameRow",
+    "RunRow",
+    "SeatStats",
+    "Store",
+    "StoreError",
+]
+
+GAME_STATUSES = ("pending", "running", "finished", "skipped")
+ATTEMPT_OUTCOMES = ("running", "finished", "failed", "interrupted", "lost")
+# How an attempt that did not finish ends: it failed here, its run died, or its host vanished.
+UNFINISHED_OUTCOMES = ("failed", "interrupted", "lost")
+BUILD_KINDS = ("bot", "command", "remote")
 
 
 class StoreError(Exception):
-    """The database belongs to another tournament, or is missing when it should exist."""
+    """The database belongs to another tournament or a newer tichu, or is missing when it should exist."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +65,10 @@ class GameRow:
     team_even: str
     team_odd: str
     players: tuple[str, ...]
-    status: str
+    status: str  # pending, running, finished, skipped
     attempts: int
     run_id: int | None
-    match_id: str | None
+    match_id: str | None  # of its running or finished attempt; None while pending
     replay_path: str | None
     score_even: int | None
     score_odd: int | None
@@ -100,11 +79,18 @@ class GameRow:
     rounds: int | None
     started_at: float | None
     finished_at: float | None
+    host: str = ""  # where its running or finished attempt is played
+    skip_reason: str | None = None  # why the game is skipped
 
     @property
     def finished(self) -> bool:
         """Whether the game has its result."""
         return self.status == "finished"
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the game was found unnecessary (it has no result, and needs none)."""
+        return self.status == "skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +107,53 @@ class GameResult:
     summary_json: str
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptRow:
+    """One attempt at a game: where it was played and how it ended."""
+
+    game_id: str
+    attempt: int
+    run_id: int | None
+    match_id: str
+    host: str
+    started_at: float | None
+    ended_at: float | None  # None while running, or when its run died
+    outcome: str  # running, finished, failed, interrupted, lost
+    failure_reason: str
+    replay_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One run or resume of the tournament."""
+
+    run_id: int
+    kind: str  # run or resume
+    started_at: float
+    pid: int
+    host: str  # the machine it ran on ("" before schema 2)
+    ended_at: float | None  # None: the run died (or is still going, or ended before schema 2)
+    exit_code: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntrantBuild:
+    """What an entrant ran as: its kind (bot, command, remote), source and code's hash."""
+
+    entrant: str
+    kind: str
+    source: str  # MODULE:CLASS, or the command line
+    sha256: str = ""  # "" when not known (a remote entrant's code)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRow:
+    """An entrant's build as a run recorded it."""
+
+    run_id: int
+    build: EntrantBuild
+
+
 class Store:
     """The tournament's SQLite database."""
 
@@ -128,10 +161,35 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None)  # explicit transactions below
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(SCHEMA)
+        try:
+            self._refuse_newer(self._version())  # before this code writes anything to it
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            if self._version() < SCHEMA_VERSION:
+                with self._transaction():
+                    # Read again under the write lock: another process may have migrated it.
+                    version = self._version()
+                    self._refuse_newer(version)
+                    migrate(self._db, version)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _version(self) -> int:
+        try:
+            return stored_version(self._db)
+        except (sqlite3.DatabaseError, ValueError) as error:
+            raise StoreError(
+                f"{self.path} is not a tichu results database ({error}): give another database path"
+            ) from None
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}, written by a newer tichu (this one knows "
+                f"versions up to {SCHEMA_VERSION}): open it with that tichu or a later one"
+            )
 
     def close(self) -> None:
         """Close the connection."""
@@ -140,7 +198,7 @@ class Store:
     # ---------------------------------------------------------------------------- setup
 
     def meta(self, key: str) -> str | None:
-        """A stored setting (fingerprint, config), or None."""
+        """A stored setting (fingerprint, config, schema), or None."""
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
@@ -164,7 +222,6 @@ class Store:
             self._db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
                 [
-                    ("schema", SCHEMA_VERSION),
                     ("fingerprint", fingerprint),
                     ("config", json.dumps(description, sort_keys=True)),
                     ("created_at", str(time.time())),
@@ -189,31 +246,78 @@ class Store:
                 f"{fingerprint}): the seed, teams, rules or games per pairing differ"
             )
 
-    def start_run(self, kind: str, pid: int) -> int:
-        """Record that a run (or resume) began; its id. Games it finds running were interrupted."""
+    def start_run(self, kind: str, pid: int, host: str | None = None) -> int:
+        """Record that a run (or resume) began on `host` (this machine's name by default); its id.
+        Attempts it finds running were interrupted: their games are pending again."""
+        host = socket.gethostname() if host is None else host
         with self._transaction():
             cursor = self._db.execute(
-                "INSERT INTO runs (kind, started_at, pid) VALUES (?, ?, ?)", (kind, time.time(), pid)
+                "INSERT INTO runs (kind, started_at, pid, host) VALUES (?, ?, ?, ?)",
+                (kind, time.time(), pid, host),
+            )
+            assert cursor.lastrowid is not None
+            run_id = cursor.lastrowid
+            self._db.execute(
+                "UPDATE attempts SET outcome = 'interrupted', failure_reason = ? WHERE outcome = 'running'",
+                (f"its run ended before the game did (found by run {run_id})",),
             )
             interrupted = [
                 r[0] for r in self._db.execute("SELECT game_id FROM games WHERE status = 'running'")
             ]
             self._db.executemany("DELETE FROM rounds WHERE game_id = ?", [(g,) for g in interrupted])
-            self._db.execute("UPDATE games SET status = 'pending' WHERE status = 'running'")
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+            self._db.execute(
+                "UPDATE games SET status = 'pending', match_id = NULL, replay_path = NULL, host = ''"
+                " WHERE status = 'running'"
+            )
+        return run_id
+
+    def end_run(self, run_id: int, exit_code: int) -> None:
+        """Record that a run ended (its exit code); a run that died keeps no end."""
+        with self._transaction():
+            cursor = self._db.execute(
+                "UPDATE runs SET ended_at = ?, exit_code = ? WHERE run_id = ?",
+                (time.time(), exit_code, run_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"{self.path} has no run {run_id}")
+
+    def record_builds(self, run_id: int, builds: Sequence[EntrantBuild]) -> None:
+        """What each entrant runs as in this run (a later record of the same entrant replaces it)."""
+        for build in builds:
+            if build.kind not in BUILD_KINDS:
+                raise ValueError(f"entrant {build.entrant}: kind {build.kind!r} is not one of {BUILD_KINDS}")
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO entrant_builds (run_id, entrant, kind, source, sha256)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(run_id, b.entrant, b.kind, b.source, b.sha256) for b in builds],
+            )
 
     # ---------------------------------------------------------------------------- while running
 
-    def mark_started(self, game_id: str, run_id: int, match_id: str, replay_path: str) -> None:
-        """A game's match was created: it is running (and counts one more attempt)."""
+    def mark_started(self, game_id: str, run_id: int, match_id: str, replay_path: str, host: str = "") -> int:
+        """An attempt at a game started (its match was created, on `host`): the game is running;
+        the attempt's number (1 for the first)."""
+        now = time.time()
         with self._transaction():
+            attempt = self._game_attempts(game_id) + 1
+            self._db.execute(
+                "UPDATE attempts SET outcome = 'interrupted', ended_at = ?, failure_reason = ?"
+                " WHERE game_id = ? AND outcome = 'running'",
+                (now, f"attempt {attempt} started before it ended", game_id),
+            )
             self._db.execute("DELETE FROM rounds WHERE game_id = ?", (game_id,))
             self._db.execute(
-                "UPDATE games SET status = 'running', attempts = attempts + 1, run_id = ?, match_id = ?,"
-                " replay_path = ?, started_at = ? WHERE game_id = ?",
-                (run_id, match_id, replay_path, time.time(), game_id),
+                "INSERT INTO attempts (game_id, attempt, run_id, match_id, host, started_at, outcome,"
+                " replay_path) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+                (game_id, attempt, run_id, match_id, host, now, replay_path),
             )
+            self._db.execute(
+                "UPDATE games SET status = 'running', attempts = ?, run_id = ?, match_id = ?,"
+                " replay_path = ?, host = ?, started_at = ?, skip_reason = NULL WHERE game_id = ?",
+                (attempt, run_id, match_id, replay_path, host, now, game_id),
+            )
+        return attempt
 
     def add_round(
         self, game_id: str, round_number: int, points: Sequence[int], totals: Sequence[int]
@@ -226,30 +330,112 @@ class Store:
                 (game_id, round_number, points[0], points[1], totals[0], totals[1], time.time()),
             )
 
-    def mark_finished(self, game_id: str, result: GameResult) -> None:
-        """A game ended: its result, in one transaction."""
+    def mark_finished(
+        self,
+        game_id: str,
+        result: GameResult,
+        seats: Sequence[SeatStats] = (),
+        *,
+        attempt: int | None = None,
+    ) -> None:
+        """A game's running attempt (its latest, or `attempt`) ended with a result: the result, the
+        attempt closed as finished and its seats' statistics, in one transaction."""
+        now = time.time()
         with self._transaction():
+            number = self._running_attempt(game_id, attempt, "its result")
+            for stats in seats:
+                if (stats.game_id, stats.attempt) != (game_id, number):
+                    raise ValueError(
+                        f"seat statistics of game {stats.game_id} attempt {stats.attempt} given for "
+                        f"game {game_id} attempt {number}"
+                    )
+            self._db.execute(
+                "UPDATE attempts SET outcome = 'finished', ended_at = ? WHERE game_id = ? AND attempt = ?",
+                (now, game_id, number),
+            )
             self._db.execute(
                 "UPDATE games SET status = 'finished', score_even = ?, score_odd = ?, winner = ?,"
-                " forfeit = ?, forfeiting_team = ?, reason = ?, rounds = ?, finished_at = ?, summary_json = ?"
-                " WHERE game_id = ?",
+                " forfeit = ?, forfeiting_team = ?, reason = ?, rounds = ?, finished_at = ?,"
+                " summary_json = ?, (match_id, replay_path, host) = (SELECT match_id, replay_path, host"
+                " FROM attempts WHERE game_id = ? AND attempt = ?) WHERE game_id = ?",
                 (
                     result.score_even, result.score_odd, result.winner, int(result.forfeit),
-                    result.forfeiting_team, result.reason, result.rounds, time.time(), result.summary_json,
-                    game_id,
+                    result.forfeiting_team, result.reason, result.rounds, now, result.summary_json,
+                    game_id, number, game_id,
                 ),
             )  # fmt: skip
+            self._db.execute("DELETE FROM seat_stats WHERE game_id = ? AND attempt = ?", (game_id, number))
+            self._db.executemany(INSERT_SEAT_STATS, [stats.row() for stats in seats])
 
-    def mark_pending(self, game_id: str) -> None:
-        """A game could not be played to its end here: it will be played again on resume."""
+    def mark_pending(
+        self, game_id: str, reason: str = "", outcome: str = "failed", *, attempt: int | None = None
+    ) -> None:
+        """A game will be played (again): its running attempt (its latest, or `attempt`) closed with
+        `outcome` (failed; interrupted; lost: its host vanished) and `reason`. A skipped game is
+        pending again. Closing an attempt older than the game's latest leaves the game as it is."""
+        if outcome not in UNFINISHED_OUTCOMES:
+            raise ValueError(f"outcome {outcome!r} is not one of {UNFINISHED_OUTCOMES}")
         with self._transaction():
+            latest = self._game_attempts(game_id)
+            number = latest if attempt is None else attempt
+            self._db.execute(
+                "UPDATE attempts SET outcome = ?, failure_reason = ?, ended_at = ?"
+                " WHERE game_id = ? AND attempt = ? AND outcome = 'running'",
+                (outcome, reason, time.time(), game_id, number),
+            )
+            if number != latest:
+                return
             self._db.execute("DELETE FROM rounds WHERE game_id = ?", (game_id,))
-            self._db.execute("UPDATE games SET status = 'pending' WHERE game_id = ?", (game_id,))
+            # A pending game has no result, and points at no replay: its attempts keep theirs.
+            self._db.execute(
+                "UPDATE games SET status = 'pending', match_id = NULL, replay_path = NULL, host = '',"
+                " skip_reason = NULL, score_even = NULL, score_odd = NULL, winner = NULL, forfeit = NULL,"
+                " forfeiting_team = NULL, reason = NULL, rounds = NULL, finished_at = NULL,"
+                " summary_json = NULL WHERE game_id = ?",
+                (game_id,),
+            )
+
+    def mark_skipped(self, game_ids: Sequence[str], reason: str) -> None:
+        """Pending games that need not be played (the SPRT decided their pairing), with why."""
+        with self._transaction():
+            for game_id in game_ids:
+                status = self._status(game_id)
+                if status not in ("pending", "skipped"):
+                    raise StoreError(f"game {game_id} is {status}: only a pending game can be skipped")
+            self._db.executemany(
+                "UPDATE games SET status = 'skipped', skip_reason = ? WHERE game_id = ?",
+                [(reason, game_id) for game_id in game_ids],
+            )
+
+    def _status(self, game_id: str) -> str:
+        row = self._db.execute("SELECT status FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path} has no game {game_id}")
+        return str(row[0])
+
+    def _game_attempts(self, game_id: str) -> int:
+        row = self._db.execute("SELECT attempts FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path} has no game {game_id}")
+        return int(row[0])
+
+    def _running_attempt(self, game_id: str, attempt: int | None, what: str) -> int:
+        number = self._game_attempts(game_id) if attempt is None else attempt
+        row = self._db.execute(
+            "SELECT outcome FROM attempts WHERE game_id = ? AND attempt = ?", (game_id, number)
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"game {game_id} has no attempt {number}: mark_started comes first")
+        if row[0] != "running":
+            raise StoreError(
+                f"game {game_id} attempt {number} is {row[0]}, not running: {what} is not stored"
+            )
+        return number
 
     # ---------------------------------------------------------------------------- reading
 
     def games(self, status: str | None = None) -> list[GameRow]:
-        """The games in schedule order, all or those with `status`."""
+        """The games in schedule order, all or those with `status` (pending, running, finished, skipped)."""
         query = "SELECT * FROM games" + (" WHERE status = ?" if status else "") + " ORDER BY seq"
         cursor = self._db.execute(query, (status,) if status else ())
         names = [d[0] for d in cursor.description]
@@ -263,9 +449,45 @@ class Store:
         wanted = None if game_ids is None else set(game_ids)
         return [(r[0], r[1], r[2], r[3]) for r in rows if wanted is None or r[0] in wanted]
 
+    def attempts(self, game_id: str | None = None) -> list[AttemptRow]:
+        """Every attempt (or a game's), in schedule order and then first to last."""
+        rows = self._db.execute(
+            "SELECT a.game_id, a.attempt, a.run_id, a.match_id, a.host, a.started_at, a.ended_at,"
+            " a.outcome, a.failure_reason, a.replay_path FROM attempts a JOIN games g USING (game_id)"
+            " WHERE ? IS NULL OR a.game_id = ? ORDER BY g.seq, a.attempt",
+            (game_id, game_id),
+        )
+        return [AttemptRow(*row) for row in rows]
+
+    def seat_stats(self, game_id: str | None = None) -> list[SeatStats]:
+        """Every stored seat's statistics (or a game's), by game in schedule order, attempt and seat."""
+        columns = ", ".join(f"s.{name}" for name in SEAT_STATS_COLUMNS)
+        rows = self._db.execute(
+            f"SELECT {columns} FROM seat_stats s JOIN games g USING (game_id)"
+            " WHERE ? IS NULL OR s.game_id = ? ORDER BY g.seq, s.attempt, s.seat",
+            (game_id, game_id),
+        )
+        return [SeatStats(*row) for row in rows]
+
     def runs(self) -> list[tuple[int, str]]:
         """(run_id, kind) of every run, first to last."""
         return [(r[0], r[1]) for r in self._db.execute("SELECT run_id, kind FROM runs ORDER BY run_id")]
+
+    def run_rows(self) -> list[RunRow]:
+        """Every run, first to last, with where it ran and how it ended."""
+        rows = self._db.execute(
+            "SELECT run_id, kind, started_at, pid, host, ended_at, exit_code FROM runs ORDER BY run_id"
+        )
+        return [RunRow(*row) for row in rows]
+
+    def builds(self, run_id: int | None = None) -> list[BuildRow]:
+        """The entrants' builds every run recorded (or one run's), by run and entrant."""
+        rows = self._db.execute(
+            "SELECT run_id, entrant, kind, source, sha256 FROM entrant_builds"
+            " WHERE ? IS NULL OR run_id = ? ORDER BY run_id, entrant",
+            (run_id, run_id),
+        )
+        return [BuildRow(row[0], EntrantBuild(*row[1:])) for row in rows]
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -309,4 +531,6 @@ def _row(data: dict[str, Any]) -> GameRow:
         rounds=data["rounds"],
         started_at=data["started_at"],
         finished_at=data["finished_at"],
+        host=data["host"],
+        skip_reason=data["skip_reason"],
     )
