@@ -405,7 +405,7 @@ def _csv_number(value: float, digits: int) -> str:
         return ""
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}f}"
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00"
 
 
 def _csv_estimate(estimate: Estimate) -> list[str]:

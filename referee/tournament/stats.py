@@ -235,7 +235,8 @@ def format_elo(elo: float) -> str:
         return "-"
     if math.isinf(elo):
         return "+inf" if elo > 0 else "-inf"
-    return f"{elo:+.1f}"
+    # Even teams give -0.0 (the log of 1 is negated) or a hair below: shown as +0.0.
+    return f"{round(elo, 1) + 0.0:+.1f}"
 
 
 def normal_cdf(x: float) -> float:

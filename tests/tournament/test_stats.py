@@ -142,3 +142,10 @@ def test_pentanomial_elo_without_pairs_and_mirrored() -> None:
     assert str(pentanomial_elo([0, 0, 0, 1, 4])) == "+511.5 [+318.8, +inf], LOS 100.0 %"
     with pytest.raises(ValueError, match="five counts"):
         pentanomial_elo([1, 2])
+
+
+def test_even_teams_show_no_negative_zero() -> None:
+    even = pentanomial_elo([0, 0, 3, 0, 0])
+    assert (even.elo, even.los) == (0.0, 0.5)
+    assert str(even) == "+0.0 [+0.0, +0.0], LOS 50.0 %"
+    assert format_elo(-0.04) == "+0.0" and format_elo(-0.06) == "-0.1"
