@@ -130,6 +130,15 @@ def test_board_pairs_standings_and_matrix(tmp_path: Path, config: TournamentConf
     page = write_html(standings, "T", True, tmp_path / "out" / "s.html").read_text()
     assert "<h2>Head to head</h2>" in page and "1-1-2" in page
     assert "<h2>Elo per team (maximum likelihood)</h2>" in page and "[0, 1, 1, 0, 0]" in page
+    # Without duplicate each game is its own "pair" of 0, 2 or 4 half points, as the SPRT counts it:
+    # a won, lost, lost and drew; the Elo fit sees four games of 1, 0, 0 and 1/2.
+    single = compute_standings(
+        rows, config.teams, {0: ("a", "b")}, config.sprt, duplicate=False, rounds_played=16
+    )
+    assert single.pairings[0].elo.counts == (2, 0, 1, 0, 1) == single.head_to_head[("a", "b")].elo.counts
+    assert single.pairings[0].elo.mu == pytest.approx(1.5 / 4)
+    assert (single.elo["a"].points, single.elo["a"].games, single.elo["a"].results) == (1.5, 4, 4)
+    assert "[L, -, D, -, W]" in format_table(single, duplicate=False)
     store.close()
 
 
