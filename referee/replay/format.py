@@ -25,6 +25,7 @@ from referee.match.records import (
     line_hash,
     record_from_json,
 )
+from referee.replay.archive import ArchiveError, member_lines, split_reference
 
 
 class ReplayFormatError(ValueError):
@@ -176,7 +177,14 @@ def read_replay(path: str | Path) -> Replay:
 
 
 def read_lines(path: Path) -> list[bytes]:
-    """A replay file's lines as bytes, each with its newline (but maybe the last); .gz unpacked."""
+    """A replay file's lines as bytes, each with its newline (but maybe the last); .gz unpacked;
+    `ARCHIVE.zip:MEMBER` reads one replay of a game archive (referee.replay.archive)."""
+    reference = split_reference(path)
+    if reference is not None:
+        try:
+            return member_lines(*reference)
+        except ArchiveError as error:
+            raise ReplayFormatError(str(error)) from None
     if path.suffix == ".gz":
         with gzip.open(path, "rb") as packed:
             return packed.readlines()

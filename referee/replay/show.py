@@ -10,14 +10,19 @@ from pathlib import Path
 from typing import TextIO
 
 from referee.match.records import Line, ResultRecord
-from referee.replay.format import ReplayFormatError, parse_header, parse_record
+from referee.replay.archive import split_reference
+from referee.replay.format import ReplayFormatError, parse_header, parse_record, read_lines
 from referee.replay.text import Renderer
 
 FOLLOW_POLL_S = 0.25
 
 
 def _lines_of(path: Path, follow: bool, poll_s: float) -> Iterator[bytes]:
-    """The file's complete lines; with `follow`, wait for more until the result is written."""
+    """The file's complete lines; with `follow`, wait for more until the result is written.
+    `ARCHIVE.zip:MEMBER`: the member's lines (an archived game is over: nothing to follow)."""
+    if split_reference(path) is not None:
+        yield from (line for line in read_lines(path) if line.endswith(b"\n"))
+        return
     with path.open("rb") as file:
         pending = b""
         while True:

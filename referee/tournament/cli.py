@@ -1,10 +1,14 @@
-"""`tichu tournament run|resume|standings CONFIG.toml` and `tichu tournament worker MODULE:CLASS`."""
+"""`tichu tournament run|resume|standings|export CONFIG.toml` and `tichu tournament worker MODULE:CLASS`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.tournament.config import TournamentConfig
 
 
 def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool = True) -> None:
@@ -38,6 +42,11 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
             ray.add_argument(
                 "--games-per-host", type=int, default=2, metavar="G", help="games in flight per host (2)"
             )
+    export = sub.add_parser(
+        "export", help="every finished game's replay in one zip with an index (tichu replay verify reads it)"
+    )
+    export.add_argument("config", type=Path, metavar="CONFIG.toml")
+    export.add_argument("--out", type=Path, metavar="FILE.zip", help="default: <output_dir>/<name>-games.zip")
     worker = sub.add_parser("worker", help="play the seats whose tokens arrive on standard input")
     if worker_args:
         # The worker is the bot SDK's (clients.worker), loaded only when it is asked for.
@@ -61,10 +70,12 @@ def run_tournament_command(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"tichu tournament: {error}", file=sys.stderr)
         return 2
+    if args.action in ("standings", "export") and not config.database.exists():
+        print(f"tichu tournament: no results yet at {config.database}", file=sys.stderr)
+        return 1
+    if args.action == "export":
+        return _export(config, args.out)
     if args.action == "standings":
-        if not config.database.exists():
-            print(f"tichu tournament: no results yet at {config.database}", file=sys.stderr)
-            return 1
         store = Store(config.database)
         try:
             print(write_standings(config, store))
@@ -90,3 +101,19 @@ def run_tournament_command(args: argparse.Namespace) -> int:
     except TournamentError as error:
         print(f"tichu tournament: {error}", file=sys.stderr)
         return 1
+
+
+def _export(config: TournamentConfig, out: Path | None) -> int:
+    """Write the archive; 1 when some finished game's replay was not found (each is named)."""
+    from referee.tournament.export import export_games
+
+    try:
+        report = export_games(config, out)
+    except OSError as error:
+        print(f"tichu tournament export: {error}", file=sys.stderr)
+        return 1
+    for game_id in report.missing:
+        print(f"tichu tournament export: game {game_id}: its replay file is missing", file=sys.stderr)
+    lacking = f", {len(report.missing)} without their replay (listed as missing)" if report.missing else ""
+    print(f"wrote {report.path}: {report.games} finished games{lacking}")
+    return 1 if report.missing else 0

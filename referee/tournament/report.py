@@ -15,8 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.tournament.config import SprtSettings, Team
-from referee.tournament.ratings import Rating, rate_games, team_rating
-from referee.tournament.stats import Estimate, PairingVerdict, mean_interval, pairing_verdict, wilson_interval
+from referee.tournament.ratings import EloRating, Outcome, Rating, fit_elo, rate_games, team_rating
+from referee.tournament.stats import (
+    Estimate,
+    PairingVerdict,
+    PentanomialElo,
+    format_elo,
+    mean_interval,
+    pairing_verdict,
+    pentanomial_elo,
+    wilson_interval,
+)
 from referee.tournament.store import GameRow
 
 
@@ -56,11 +65,21 @@ class HeadToHead:
     draws: int
     losses: int
     net: Estimate
+    elo: PentanomialElo  # the row team's pentanomial (board pairs, or games as 0/2/4) and its Elo
+
+
+@dataclass(frozen=True, slots=True)
+class PairingFigures:
+    """A pairing's SPRT and, from the same counts, its first team's Elo difference and LOS."""
+
+    verdict: PairingVerdict
+    elo: PentanomialElo
 
 
 @dataclass(frozen=True, slots=True)
 class Standings:
-    """Standings, the head-to-head matrix, each pairing's SPRT, and the entrants' ratings."""
+    """Standings, the head-to-head matrix, each pairing's SPRT and Elo, the entrants' openskill
+    ratings and the teams' maximum-likelihood Elo."""
 
     teams: list[TeamStanding]
     head_to_head: dict[tuple[str, str], HeadToHead]
@@ -69,6 +88,14 @@ class Standings:
     games_finished: int
     games_total: int
     hands_played: int
+    pairings: list[PairingFigures]
+    elo: dict[str, EloRating]
+
+    def elo_table(self) -> list[tuple[TeamStanding, EloRating]]:
+        """The teams by maximum-likelihood Elo, best first (ties: by name)."""
+        return sorted(
+            ((t, self.elo[t.team]) for t in self.teams), key=lambda pair: (-pair[1].elo, pair[0].team)
+        )
 
     @property
     def leader(self) -> str:
@@ -122,6 +149,7 @@ def compute_standings(
     firsts = {index: pair[0] for index, pair in pairing_firsts.items()}
     pairs = board_pairs(finished, firsts) if duplicate else []
     verdicts = []
+    figures = []
     for index, (first, second) in sorted(pairing_firsts.items()):
         counts = [0] * 5
         if duplicate:
@@ -134,7 +162,9 @@ def compute_standings(
                 if game.pairing == index:
                     counts[2 * _half_points_for(game, first)] += 1
         s = sprt_settings
-        verdicts.append(pairing_verdict(first, second, counts, s.elo0, s.elo1, s.alpha, s.beta))
+        verdict = pairing_verdict(first, second, counts, s.elo0, s.elo1, s.alpha, s.beta)
+        verdicts.append(verdict)
+        figures.append(PairingFigures(verdict, pentanomial_elo(counts)))
     standings = [_team_standing(team, finished, pairs, ratings) for team in teams]
     standings.sort(
         key=lambda t: (-_or_minus_inf(t.board_pairs.mean if duplicate else t.points.mean), -t.rating.mu)
@@ -144,7 +174,17 @@ def compute_standings(
         for b in teams:
             if a.name != b.name:
                 matrix[(a.name, b.name)] = _head_to_head(a.name, b.name, finished, pairs, duplicate)
-    return Standings(standings, matrix, verdicts, ratings, len(finished), len(games), rounds_played)
+    elo = fit_elo([t.name for t in teams], _outcomes(finished, pairs, duplicate))
+    return Standings(
+        standings, matrix, verdicts, ratings, len(finished), len(games), rounds_played, figures, elo
+    )
+
+
+def _outcomes(finished: Sequence[GameRow], pairs: Sequence[BoardPair], duplicate: bool) -> list[Outcome]:
+    """What the Elo fit sees: a board pair's k/4 over its two games, or each game's 0, 1/2 or 1."""
+    if duplicate:
+        return [Outcome(p.first, p.second, p.half_points / 4, 2) for p in pairs]
+    return [Outcome(g.team_even, g.team_odd, _half_points_for(g, g.team_even) / 2, 1) for g in finished]
 
 
 def _or_minus_inf(value: float) -> float:
@@ -179,15 +219,18 @@ def _head_to_head(
     games = [g for g in finished if {g.team_even, g.team_odd} == {row, column}]
     wins = sum(1 for g in games if _half_points_for(g, row) == 2)
     draws = sum(1 for g in games if g.winner == -1)
+    counts = [0] * 5
     if duplicate:
-        nets = [
-            float(p.net_points if p.first == row else -p.net_points)
-            for p in pairs
-            if {p.first, p.second} == {row, column}
-        ]
+        met = [p for p in pairs if {p.first, p.second} == {row, column}]
+        nets = [float(p.net_points if p.first == row else -p.net_points) for p in met]
+        for p in met:
+            counts[p.half_points if p.first == row else 4 - p.half_points] += 1
     else:
         nets = [float(_net_for(g, row)) for g in games]
-    return HeadToHead(wins, draws, len(games) - wins - draws, mean_interval(nets))
+        for g in games:
+            counts[2 * _half_points_for(g, row)] += 1  # a game counts as a pair of 0, 2 or 4
+    elo = pentanomial_elo(counts)
+    return HeadToHead(wins, draws, len(games) - wins - draws, mean_interval(nets), elo)
 
 
 # ------------------------------------------------------------------------------------ output
@@ -244,11 +287,55 @@ def format_table(standings: Standings, duplicate: bool) -> str:
             f"  {verdict.first} vs {verdict.second}: {verdict.summary} after {verdict.first_stronger.pairs} "
             + ("board pairs" if duplicate else "games")
         )
+    lines += ["", _PAIRING_HEADING[duplicate]]
+    for figures in standings.pairings:
+        v, elo = figures.verdict, figures.elo
+        lines.append(f"  {v.first} vs {v.second}: {_pentanomial(elo)}  Elo {elo}")
+    lines += ["", _ELO_HEADING[duplicate], _elo_header()]
+    for rank, (team, rating) in enumerate(standings.elo_table(), start=1):
+        lines.append(_elo_line(rank, team, rating))
     return "\n".join(lines)
 
 
+_PAIRING_HEADING = {
+    True: "Elo per pairing: [LL, LD, DD+WL, WD, WW] = board pairs in which the first team scored "
+    "0, 1, 2, 3, 4 half points; its Elo difference [95 %], LOS",
+    False: "Elo per pairing: [L, -, D, -, W] = games the first team lost, drew, won (a game counts "
+    "as a pair of 0, 2 or 4 half points); its Elo difference [95 %], LOS",
+}
+_ELO_HEADING = {
+    duplicate: f"Elo per team: the logistic model's maximum likelihood (as ordo) on every {unit};\n"
+    "average 0, 95 % intervals; a prior of one drawn game against the average keeps a clean sweep finite"
+    for duplicate, unit in ((True, "board pair's k/4"), (False, "game"))
+}
+
+
+def _pentanomial(elo: PentanomialElo) -> str:
+    return "[" + ", ".join(str(c) for c in elo.counts) + "]"
+
+
+def _elo_interval(rating: EloRating) -> str:
+    return f"{format_elo(rating.elo)} [{format_elo(rating.low)}, {format_elo(rating.high)}]"
+
+
+def _elo_header() -> str:
+    return (
+        f"{'#':>2} {'team':<22}{'Elo [95 %]':<28}{'points':>8}{'games':>7}{'board pairs':>13}"
+        f"{'score %':>9}  openskill (mu ± sigma)"
+    )
+
+
+def _elo_line(rank: int, team: TeamStanding, rating: EloRating) -> str:
+    score = "-" if math.isnan(rating.score) else f"{100 * rating.score:.1f}"
+    return (
+        f"{rank:>2} {team.team:<22}{_elo_interval(rating):<28}{rating.points:>8g}{rating.games:>7}"
+        f"{rating.results:>13}{score:>9}  {team.rating.mu:.1f} ± {team.rating.sigma:.1f}"
+    )
+
+
 def write_csv(standings: Standings, folder: Path) -> list[Path]:
-    """standings.csv (one row per team) and head_to_head.csv (one row per ordered pair of teams)."""
+    """standings.csv (one row per team), head_to_head.csv (one row per ordered pair of teams, with
+    its pentanomial and Elo) and ratings.csv (the teams' maximum-likelihood Elo, by rank)."""
     folder.mkdir(parents=True, exist_ok=True)
     table = folder / "standings.csv"
     with table.open("w", newline="", encoding="utf-8") as out:
@@ -275,12 +362,50 @@ def write_csv(standings: Standings, folder: Path) -> list[Path]:
     matrix = folder / "head_to_head.csv"
     with matrix.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        writer.writerow(["team", "opponent", "wins", "draws", "losses", "n", "net", "net_low", "net_high"])
+        writer.writerow(
+            [
+                "team", "opponent", "wins", "draws", "losses", "n", "net", "net_low", "net_high",
+                "pairs", "ptnml_0", "ptnml_1", "ptnml_2", "ptnml_3", "ptnml_4", "elo", "elo_low", "elo_high",
+                "los",
+            ]
+        )  # fmt: skip
         for (row, column), cell in sorted(standings.head_to_head.items()):
+            e = cell.elo
             writer.writerow(
-                [row, column, cell.wins, cell.draws, cell.losses, cell.net.n, *_csv_estimate(cell.net)]
-            )
-    return [table, matrix]
+                [
+                    row, column, cell.wins, cell.draws, cell.losses, cell.net.n, *_csv_estimate(cell.net),
+                    e.pairs, *e.counts, *(_csv_number(v, 2) for v in (e.elo, e.low, e.high)),
+                    _csv_number(e.los, 4),
+                ]
+            )  # fmt: skip
+    elo = folder / "ratings.csv"
+    with elo.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(
+            [
+                "rank", "team", "players", "elo", "elo_low", "elo_high", "elo_error", "points", "games",
+                "board_pairs", "score", "openskill_mu", "openskill_sigma",
+            ]
+        )  # fmt: skip
+        for rank, (team, rating) in enumerate(standings.elo_table(), start=1):
+            writer.writerow(
+                [
+                    rank, team.team, "+".join(team.players),
+                    *(_csv_number(v, 2) for v in (rating.elo, rating.low, rating.high, rating.error)),
+                    f"{rating.points:g}", rating.games, rating.results, _csv_number(rating.score, 4),
+                    f"{team.rating.mu:.3f}", f"{team.rating.sigma:.3f}",
+                ]
+            )  # fmt: skip
+    return [table, matrix, elo]
+
+
+def _csv_number(value: float, digits: int) -> str:
+    """NaN as an empty cell, infinities as inf and -inf (what spreadsheets and float() read)."""
+    if math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00"
 
 
 def _csv_estimate(estimate: Estimate) -> list[str]:
@@ -288,7 +413,7 @@ def _csv_estimate(estimate: Estimate) -> list[str]:
 
 
 def write_html(standings: Standings, title: str, duplicate: bool, path: Path) -> Path:
-    """A self-contained HTML page: standings, head-to-head matrix, SPRT verdicts, ratings."""
+    """A self-contained HTML page: standings, head-to-head matrix, SPRT verdicts, Elo, ratings."""
     esc = html.escape
     rows = []
     for place, team in enumerate(standings.teams, start=1):
@@ -314,13 +439,32 @@ def write_html(standings: Standings, title: str, duplicate: bool, path: Path) ->
                 cells.append("<td></td>")
                 continue
             cell = standings.head_to_head[(row, column)]
-            text = f"{cell.wins}-{cell.draws}-{cell.losses}<br>{esc(str(cell.net))}" if cell.net.n else "-"
+            text = (
+                f"{cell.wins}-{cell.draws}-{cell.losses}<br>{esc(str(cell.net))}<br>Elo {esc(str(cell.elo))}"
+                if cell.net.n
+                else "-"
+            )
             cells.append(f"<td>{text}</td>")
         matrix.append(f"<tr><th>{esc(row)}</th>" + "".join(cells) + "</tr>")
     verdicts = "".join(
         f"<li>{esc(v.first)} vs {esc(v.second)}: {esc(v.summary)} ({v.first_stronger.pairs} pairs)</li>"
         for v in standings.verdicts
     )
+    pairing_rows = "".join(
+        f"<tr><td>{esc(f.verdict.first)} vs {esc(f.verdict.second)}</td><td>{esc(_pentanomial(f.elo))}</td>"
+        f"<td>{f.elo.pairs}</td><td>{esc(format_elo(f.elo.elo))}</td>"
+        f"<td>{esc(format_elo(f.elo.low))}, {esc(format_elo(f.elo.high))}</td>"
+        f"<td>{'-' if math.isnan(f.elo.los) else f'{100 * f.elo.los:.1f} %'}</td></tr>"
+        for f in standings.pairings
+    )
+    elo_rows = "".join(
+        f"<tr><td>{rank}</td><td>{esc(team.team)}</td><td>{esc(format_elo(r.elo))}</td>"
+        f"<td>{esc(format_elo(r.low))}, {esc(format_elo(r.high))}</td><td>{r.points:g}</td><td>{r.games}</td>"
+        f"<td>{r.results}</td><td>{'-' if math.isnan(r.score) else f'{100 * r.score:.1f} %'}</td>"
+        f"<td>{team.rating.mu:.1f} ± {team.rating.sigma:.1f}</td></tr>"
+        for rank, (team, r) in enumerate(standings.elo_table(), start=1)
+    )
+    unit = "board pair" if duplicate else "game"
     ratings = "".join(
         f"<tr><td>{esc(name)}</td><td>{r.mu:.2f}</td><td>{r.sigma:.2f}</td><td>{r.ordinal:.2f}</td>"
         f"<td>{r.games}</td></tr>"
@@ -344,6 +488,20 @@ td:nth-child(2), th {{ text-align: left; }}
 {"duplicate board pair" if duplicate else "game"} with the 95 % interval.</p>
 <table>{"".join(matrix)}</table>
 <h2>SPRT</h2><ul>{verdicts}</ul>
+<h2>Elo per pairing</h2>
+<p>The first team's {unit}s by half points scored, 0 to 4 ({
+        "[LL, LD, DD+WL, WD, WW]" if duplicate else "a game counts as a pair of 0, 2 or 4"
+    }), its Elo difference from their mean and variance with the
+95 % interval, and the likelihood that it is the stronger (LOS).</p>
+<table><tr><th>pairing</th><th>pentanomial</th><th>{unit}s</th><th>Elo</th><th>95 %</th><th>LOS</th></tr>
+{pairing_rows}</table>
+<h2>Elo per team (maximum likelihood)</h2>
+<p>The logistic Elo model fitted, as ordo fits it, to every {unit} ({
+        "k/4 for k half points" if duplicate else "a draw counts half"
+    }); the average is 0, the intervals (95 %) come from the Fisher information; each team
+also draws one game against the average, a weak prior that keeps a team that won everything finite.</p>
+<table><tr><th>#</th><th>team</th><th>Elo</th><th>95 %</th><th>points</th><th>games</th><th>{unit}s</th>
+<th>score</th><th>openskill μ ± σ</th></tr>{elo_rows}</table>
 <h2>Ratings (openskill Plackett-Luce)</h2>
 <table><tr><th>entrant</th><th>μ</th><th>σ</th><th>μ − 3σ</th><th>games</th></tr>{ratings}</table>
 </body></html>

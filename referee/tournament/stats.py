@@ -186,3 +186,78 @@ def pairing_verdict(
         sprt(mirrored, elo0, elo1, alpha, beta),
         elo1,
     )
+
+
+# ---------------------------------------------------------------------------- Elo from a pentanomial
+
+
+@dataclass(frozen=True, slots=True)
+class PentanomialElo:
+    """A pairing's first team as fastchess reports it: the pentanomial, the Elo difference with
+    its 95 % interval, and the likelihood of superiority (LOS), from the observed pairs alone.
+
+    `mu` is the mean pair score (half points / 4) and `variance` its variance per pair; the
+    interval is mu ± 1.96 * sqrt(variance / pairs) mapped through score_to_elo, so it is
+    asymmetric, and infinite on the side where it passes a score of 0 or 1. Every figure is NaN
+    without a pair.
+    """
+
+    counts: tuple[int, int, int, int, int]
+    mu: float
+    variance: float
+    elo: float
+    low: float
+    high: float
+    los: float
+
+    @property
+    def pairs(self) -> int:
+        """The board pairs (or, without duplicate, the games) counted."""
+        return sum(self.counts)
+
+    @property
+    def error(self) -> float:
+        """Half the interval's width in Elo, as fastchess prints it after "±" (inf at 0 or 1)."""
+        return (self.high - self.low) / 2
+
+    def __str__(self) -> str:
+        if not self.pairs:
+            return "-"
+        return (
+            f"{format_elo(self.elo)} [{format_elo(self.low)}, {format_elo(self.high)}], "
+            f"LOS {100 * self.los:.1f} %"
+        )
+
+
+def format_elo(elo: float) -> str:
+    """An Elo figure for people: signed, one decimal; "+inf", "-inf" or "-" (NaN)."""
+    if math.isnan(elo):
+        return "-"
+    if math.isinf(elo):
+        return "+inf" if elo > 0 else "-inf"
+    # Even teams give -0.0 (the log of 1 is negated) or a hair below: shown as +0.0.
+    return f"{round(elo, 1) + 0.0:+.1f}"
+
+
+def normal_cdf(x: float) -> float:
+    """The standard normal distribution function, Phi(x)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def pentanomial_elo(counts: Sequence[int]) -> PentanomialElo:
+    """The Elo difference, its 95 % interval and the LOS from counts of 0, 1, 2, 3 and 4 half points."""
+    if len(counts) != 5:
+        raise ValueError("a pentanomial has five counts")
+    five = (counts[0], counts[1], counts[2], counts[3], counts[4])
+    pairs = sum(five)
+    if pairs == 0:
+        nan = math.nan
+        return PentanomialElo(five, nan, nan, nan, nan, nan, nan)
+    mu = math.fsum(c * k / 4 for k, c in enumerate(five)) / pairs
+    variance = math.fsum(c * (k / 4 - mu) ** 2 for k, c in enumerate(five)) / pairs
+    error = math.sqrt(variance / pairs)
+    low, high = score_to_elo(mu - Z_95 * error), score_to_elo(mu + Z_95 * error)
+    # Every pair alike leaves no spread to weigh the difference by: it is certain, or nil.
+    certain = 1.0 if mu > 0.5 else 0.0 if mu < 0.5 else 0.5
+    los = normal_cdf((mu - 0.5) / error) if error > 0 else certain
+    return PentanomialElo(five, mu, variance, score_to_elo(mu), low, high, los)

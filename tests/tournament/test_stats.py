@@ -1,4 +1,4 @@
-"""Intervals and the SPRT against values worked out by hand."""
+"""Intervals, the SPRT and the pentanomial's Elo and LOS against values worked out by hand."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import pytest
 
 from referee.tournament.stats import (
     elo_to_score,
+    format_elo,
     mean_interval,
     pairing_verdict,
+    pentanomial_elo,
     pentanomial_llr,
     score_to_elo,
     sprt,
@@ -89,3 +91,61 @@ def test_wilson_interval() -> None:
     assert estimate.low == pytest.approx(0.4902, abs=1e-4)
     assert estimate.high == pytest.approx(0.9433, abs=1e-4)
     assert wilson_interval(0, 5).low == 0.0
+
+
+# The pentanomial's Elo and LOS, as fastchess documents them: mu and var over the observed pairs,
+# elo = -400 log10(1/mu - 1), the interval mu ± 1.96 sqrt(var / N) through the same map,
+# LOS = Phi((mu - 0.5) / sqrt(var / N)). Each row's values are worked out in its comment.
+PENTANOMIAL_CASES = [
+    # [2, 4, 8, 4, 2]: mu 1/2, var (4 * 0.25 / 2 + 8 * 0.0625 / 2) / 20 = 0.075, se 0.0612372;
+    # mu + 1.96 se = 0.620021 -> +85.060; symmetric, LOS exactly one half.
+    ([2, 4, 8, 4, 2], 0.5, 0.0, -85.060043, 85.060043, 0.5),
+    # [0, 1, 1, 0, 0]: mu 0.375 -> -400 log10(5/3) = -88.7395; var 0.015625, se 0.0883883;
+    # [0.201758, 0.548242] -> [-238.9172, +33.6238]; LOS Phi(-1.41421) = 0.0786496.
+    ([0, 1, 1, 0, 0], 0.375, -88.739500, -238.917186, 33.623759, 0.0786496),
+    # Without duplicate, 3 losses, 2 draws, 5 wins as pairs of 0, 2, 4: mu 0.6 -> +70.4365.
+    ([3, 0, 2, 0, 5], 0.6, 70.436504, None, None, None),
+    # [0, 0, 0, 1, 4]: mu 0.95, var 0.01, se 0.0447214: the upper bound passes 1 (+inf),
+    # the lower is 0.862346 -> +318.760; mu 0.95 -> 400 log10(19) = +511.501.
+    ([0, 0, 0, 1, 4], 0.95, 511.501440, 318.759642, math.inf, None),
+    # All won: no spread, an infinite difference, certain superiority.
+    ([0, 0, 0, 0, 5], 1.0, math.inf, math.inf, math.inf, 1.0),
+    ([6, 0, 0, 0, 0], 0.0, -math.inf, -math.inf, -math.inf, 0.0),
+]
+
+
+@pytest.mark.parametrize(("counts", "mu", "elo", "low", "high", "los"), PENTANOMIAL_CASES)
+def test_pentanomial_elo(
+    counts: list[int], mu: float, elo: float, low: float | None, high: float | None, los: float | None
+) -> None:
+    estimate = pentanomial_elo(counts)
+    assert estimate.pairs == sum(counts) and estimate.counts == tuple(counts)
+    assert estimate.mu == pytest.approx(mu)
+    assert estimate.elo == pytest.approx(elo, abs=1e-5)
+    if low is not None:
+        assert estimate.low == pytest.approx(low, abs=1e-5)
+    if high is not None:
+        assert estimate.high == pytest.approx(high, abs=1e-5)
+    if los is not None:
+        assert estimate.los == pytest.approx(los, abs=1e-7)
+    assert estimate.low <= estimate.elo <= estimate.high
+
+
+def test_pentanomial_elo_without_pairs_and_mirrored() -> None:
+    empty = pentanomial_elo([0, 0, 0, 0, 0])
+    assert all(math.isnan(v) for v in (empty.mu, empty.elo, empty.low, empty.high, empty.los))
+    assert str(empty) == "-" and format_elo(empty.elo) == "-"
+    one, other = pentanomial_elo([1, 3, 5, 7, 4]), pentanomial_elo([4, 7, 5, 3, 1])
+    assert one.elo == pytest.approx(-other.elo) and one.low == pytest.approx(-other.high)
+    assert one.los == pytest.approx(1 - other.los)
+    assert str(pentanomial_elo([0, 1, 1, 0, 0])) == "-88.7 [-238.9, +33.6], LOS 7.9 %"
+    assert str(pentanomial_elo([0, 0, 0, 1, 4])) == "+511.5 [+318.8, +inf], LOS 100.0 %"
+    with pytest.raises(ValueError, match="five counts"):
+        pentanomial_elo([1, 2])
+
+
+def test_even_teams_show_no_negative_zero() -> None:
+    even = pentanomial_elo([0, 0, 3, 0, 0])
+    assert (even.elo, even.los) == (0.0, 0.5)
+    assert str(even) == "+0.0 [+0.0, +0.0], LOS 50.0 %"
+    assert format_elo(-0.04) == "+0.0" and format_elo(-0.06) == "-0.1"

@@ -102,12 +102,43 @@ def test_board_pairs_standings_and_matrix(tmp_path: Path, config: TournamentConf
     cell = standings.head_to_head[("a", "b")]
     assert (cell.wins, cell.draws, cell.losses, cell.net.n) == (1, 1, 2, 2)
     assert standings.verdicts[0].first_stronger.pairs == 2
+    # a's pentanomial: board 0 gave it 2 half points, board 1 one: mu 3/8 -> -88.7 Elo (test_stats).
+    (figures,) = standings.pairings
+    assert figures.elo.counts == (0, 1, 1, 0, 0) and figures.elo.elo == pytest.approx(-88.7395, abs=1e-4)
+    assert cell.elo.counts == (0, 1, 1, 0, 0) and standings.head_to_head[("b", "a")].elo.counts == (
+        0,
+        0,
+        1,
+        1,
+        0,
+    )
+    assert standings.elo["b"].elo == pytest.approx(-standings.elo["a"].elo) and standings.elo["b"].elo > 0
+    assert (standings.elo["b"].points, standings.elo["b"].games, standings.elo["b"].results) == (2.5, 4, 2)
     text = format_table(standings, duplicate=True)
     assert "Standings after 4 of 4 games (16 hands)" in text
+    assert "  a vs b: [0, 1, 1, 0, 0]  Elo -88.7 [-238.9, +33.6], LOS 7.9 %" in text
+    elo_lines = text.split("Elo per team")[1].splitlines()
+    assert elo_lines[3].split()[:3] == ["1", "b", f"{standings.elo['b'].elo:+.1f}"]
     csv_files = write_csv(standings, tmp_path / "out")
     assert csv_files[0].read_text().splitlines()[1].startswith("1,b,b+b,4,2,1,1,")
+    matrix = csv_files[1].read_text().splitlines()
+    assert matrix[1].startswith("a,b,1,1,2,2,") and matrix[1].endswith(
+        ",2,0,1,1,0,0,-88.74,-238.92,33.62,0.0786"
+    )
+    assert csv_files[2].name == "ratings.csv"
+    assert csv_files[2].read_text().splitlines()[1].startswith("1,b,b+b,")
     page = write_html(standings, "T", True, tmp_path / "out" / "s.html").read_text()
     assert "<h2>Head to head</h2>" in page and "1-1-2" in page
+    assert "<h2>Elo per team (maximum likelihood)</h2>" in page and "[0, 1, 1, 0, 0]" in page
+    # Without duplicate each game is its own "pair" of 0, 2 or 4 half points, as the SPRT counts it:
+    # a won, lost, lost and drew; the Elo fit sees four games of 1, 0, 0 and 1/2.
+    single = compute_standings(
+        rows, config.teams, {0: ("a", "b")}, config.sprt, duplicate=False, rounds_played=16
+    )
+    assert single.pairings[0].elo.counts == (2, 0, 1, 0, 1) == single.head_to_head[("a", "b")].elo.counts
+    assert single.pairings[0].elo.mu == pytest.approx(1.5 / 4)
+    assert (single.elo["a"].points, single.elo["a"].games, single.elo["a"].results) == (1.5, 4, 4)
+    assert "[L, -, D, -, W]" in format_table(single, duplicate=False)
     store.close()
 
 
