@@ -41,6 +41,7 @@ from referee.tournament.host import (
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
+from referee.tournament.seat_stats import seat_stats_from_summary
 from referee.tournament.stats import PairingVerdict, pairing_verdict
 from referee.tournament.store import GameRow, Store, StoreError
 
@@ -76,6 +77,8 @@ class Tournament:
         self._failed = 0
         self._attempts: dict[str, int] = {}
         self._salts: dict[str, str] = {}
+        self._progress: Progress | None = None
+        self._skipped = 0  # games of the schedule skipped (this run and before)
 
     @property
     def games_played(self) -> int:
@@ -126,8 +129,22 @@ class Tournament:
             self._check_stop(pairing.index)
 
     def _pending(self) -> list[GameSpec]:
-        done = {row.game_id for row in self.store.games("finished")}
-        return [game for game in self.schedule if game.game_id not in done]
+        """The games left to play: not finished, and not skipped by an SPRT that is still decided
+        (a skipped game of a pairing that is undecided again, with other settings, is played)."""
+        rows = {row.game_id: row for row in self.store.games()}
+        return [
+            game
+            for game in self.schedule
+            if not rows[game.game_id].finished
+            and not (rows[game.game_id].skipped and game.pairing in self._stopped)
+        ]
+
+    def _say(self, text: str) -> None:
+        """A line for the organiser while games run: above the progress bar, never inside it."""
+        if self._progress is not None:
+            self._progress.message(text)
+        else:
+            print(text, file=self.out, flush=True)
 
     # ---------------------------------------------------------------------------- the run
 
@@ -138,7 +155,16 @@ class Tournament:
         log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)
         hosts = await self._start_hosts()
-        progress = Progress(sys.stderr if self.live is None else self.out, len(pending), live=self.live)
+        rows = self.store.games()
+        self._skipped = sum(1 for row in rows if row.skipped and row.pairing in self._stopped)
+        progress = Progress(
+            sys.stderr if self.live is None else self.out,
+            len(self.schedule),
+            sum(1 for row in rows if row.finished),
+            skipped=self._skipped,
+            live=self.live,
+        )
+        self._progress = progress
         ticker = asyncio.create_task(self._tick(progress))
         play = asyncio.create_task(self._play_all(pending, hosts, progress))
         # SIGINT or SIGTERM: stop at once, but cleanly (hosts and their bots ended); the games
@@ -159,6 +185,7 @@ class Tournament:
             handled()
             ticker.cancel()
             progress.finish()
+            self._progress = None
             await self.fleet.stop()
         if interrupted.is_set():
             print(
@@ -189,7 +216,7 @@ class Tournament:
         """Keep the clock and the rate moving between finished games (long games, slow bots)."""
         while True:
             await asyncio.sleep(1.0)
-            progress.update(self._done, self._hands, self._leader())
+            progress.update(self._done, self._hands, self._leader(), skipped=self._skipped)
 
     def _banner(self, pending: int) -> str:
         c = self.config
@@ -212,7 +239,6 @@ class Tournament:
         no new board. A host that is lost (its node died) takes no more games; the games it held
         go back to the front of the queue as new attempts on the hosts that remain."""
         queue: deque[list[GameSpec]] = deque(_boards(pending))
-        total = len(pending)
         skipped = 0
         in_flight = 0
         changed = asyncio.Event()  # a board was requeued or finished: idle slots look again
@@ -232,7 +258,10 @@ class Tournament:
                 fresh = board not in self._started_boards and board not in self._boards
                 if unit[0].pairing in self._stopped and fresh:
                     skipped += len(unit)
-                    progress.update(self._done, self._hands, self._leader(), total - skipped)
+                    self._skipped += len(unit)
+                    verdict = self._verdict(unit[0].pairing).summary
+                    self.store.mark_skipped([spec.game_id for spec in unit], f"SPRT decided: {verdict}")
+                    progress.update(self._done, self._hands, self._leader(), skipped=self._skipped)
                     continue
                 self._started_boards.add(board)
                 in_flight += 1
@@ -243,8 +272,7 @@ class Tournament:
                         except HostLostError as lost:
                             alive.discard(index)
                             queue.appendleft(list(unit[done:]))
-                            print(f"\nhost {host.name} lost ({lost}): its games are played again elsewhere",
-                                  file=self.out, flush=True)  # fmt: skip
+                            self._say(f"host {host.name} lost ({lost}): its games are played again elsewhere")
                             return
                 finally:
                     in_flight -= 1
@@ -268,9 +296,7 @@ class Tournament:
                 f"`tichu tournament resume {self.config.source}` plays them"
             )
         if skipped:
-            print(
-                f"\n{skipped} games not played: their pairings' SPRTs had decided", file=self.out, flush=True
-            )
+            self._say(f"{skipped} games not played: their pairings' SPRTs had decided")
 
     async def _game(self, spec: GameSpec, host: Host, progress: Progress) -> None:
         # A new match id per attempt: the replay of an interrupted attempt stays as it was.
@@ -278,7 +304,7 @@ class Tournament:
         self._attempts[spec.game_id] = attempt
         match_id = f"{self.config.name}-{spec.game_id}-a{attempt}"
         replay_path = self.config.replay_dir / f"{match_id}.jsonl"
-        self.store.mark_started(spec.game_id, self.run_id, match_id, str(replay_path))
+        self.store.mark_started(spec.game_id, self.run_id, match_id, str(replay_path), host.name)
         order = GameOrder(
             game_id=spec.game_id,
             match_id=match_id,
@@ -294,14 +320,14 @@ class Tournament:
             for remote in await host.open(order):
                 self._hand_to_remote(self.config.entrant(remote.entrant), remote)
             outcome = await host.finish(match_id)
-        except HostLostError:
-            self.store.mark_pending(spec.game_id)
+        except HostLostError as lost:
+            self.store.mark_pending(spec.game_id, f"host {host.name} lost: {lost}", "lost", attempt=attempt)
             raise
         if outcome.replay_text is not None:
             replay_path.parent.mkdir(parents=True, exist_ok=True)
             replay_path.write_text(outcome.replay_text, encoding="utf-8")
-        self._record_result(spec, outcome)
-        progress.update(self._done, self._hands, self._leader())
+        self._record_result(spec, outcome, attempt)
+        progress.update(self._done, self._hands, self._leader(), skipped=self._skipped)
 
     def _hand_to_remote(self, entrant: Entrant, seat: RemoteSeat) -> None:
         print(
@@ -318,20 +344,21 @@ class Tournament:
             with path.open("a", encoding="utf-8") as tokens:
                 tokens.write(line + "\n")
 
-    def _record_result(self, spec: GameSpec, outcome: GameOutcome) -> None:
+    def _record_result(self, spec: GameSpec, outcome: GameOutcome, attempt: int) -> None:
         result = outcome.result
         if result is None:
             self._failed += 1
-            self.store.mark_pending(spec.game_id)
-            print(
-                f"\ngame {spec.game_id} did not finish; resume plays it again ({outcome.failure})",
-                file=self.out,
-                flush=True,
-            )
+            self.store.mark_pending(spec.game_id, outcome.failure, attempt=attempt)
+            self._say(f"game {spec.game_id} did not finish; resume plays it again ({outcome.failure})")
             return
         for number, points, totals in outcome.rounds:
             self.store.add_round(spec.game_id, number, list(points), list(totals))
-        self.store.mark_finished(spec.game_id, result)
+        seats = seat_stats_from_summary(
+            spec.game_id, attempt, spec.players, result.summary_json, outcome.exit_reasons
+        )
+        self.store.mark_finished(spec.game_id, result, seats, attempt=attempt)
+        for seat, why in sorted(outcome.exit_reasons.items()):
+            self._say(f"game {spec.game_id}: seat {seat} ({spec.players[seat]}) ended early: {why}")
         self._done += 1
         self._hands += result.rounds
         pairing = self.pairings[spec.pairing]
@@ -343,7 +370,7 @@ class Tournament:
             and self._check_stop(spec.pairing)
         ):
             verdict = self._verdict(spec.pairing)
-            print(f"\nSPRT {pairing.label}: {verdict.summary}; no new boards", file=self.out, flush=True)
+            self._say(f"SPRT {pairing.label}: {verdict.summary}; no new boards")
 
     # ---------------------------------------------------------------------------- SPRT and leader
 
@@ -462,7 +489,12 @@ def run_tournament(
     try:
         tournament.prepare(resume)
         started = time.monotonic()
-        code = asyncio.run(tournament.run())
+        try:
+            code = asyncio.run(tournament.run())
+        except BaseException:
+            tournament.store.end_run(tournament.run_id, 1)
+            raise
+        tournament.store.end_run(tournament.run_id, code)
         elapsed = time.monotonic() - started
         hands = tournament.hands_played
         print(

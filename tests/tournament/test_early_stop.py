@@ -36,7 +36,16 @@ def test_sprt_stops_random_vs_heuristic_early(tmp_path: Path) -> None:
     finished = [g for g in games if g.finished]
     # Decided after a handful of board pairs; only the boards already begun were finished.
     assert 14 <= len(finished) < 40
-    assert all(g.status in ("finished", "pending") for g in games)
+    # The games the SPRT made unnecessary say so (none is left `pending` for ever).
+    skipped = [g for g in games if g.skipped]
+    assert len(skipped) == 60 - len(finished)
+    assert all((g.skip_reason or "").startswith("SPRT decided: heuristic is stronger") for g in skipped)
+    assert all(g.match_id is None and g.replay_path is None for g in skipped)
     boards = {g.board for g in finished}
     assert all(sum(1 for g in finished if g.board == b) == 2 for b in boards)  # whole board pairs
     assert f"{60 - len(finished)} games not played: their pairings' SPRTs had decided" in text
+    # A resume finds nothing to play, and its progress counts the whole schedule as settled.
+    again = io.StringIO()
+    assert run_tournament(config, resume=True, out=again, live=False) == 0
+    assert "0 of 60 games to play" in again.getvalue()
+    assert f"finished: 60/60 games (0 this run, {60 - len(finished)} skipped)" in again.getvalue()

@@ -85,8 +85,13 @@ def test_ray_local_two_nodes_stores_the_scores_of_one_process(tmp_path: Path) ->
     assert run_tournament(config, resume=False, out=out, live=False, fleet=fleet) == 0, out.getvalue()
     assert _scores(config) == _scores(here)
     assert None not in {score for pair in _scores(config).values() for score in pair}
-    hosts = {line.split(":")[0] for line in out.getvalue().splitlines() if line.startswith("Host ")}
-    assert len(hosts) == 2, out.getvalue()  # one host on each node
+    store = Store(config.database)
+    try:
+        hosts = {game.host for game in store.games()}
+    finally:
+        store.close()
+    # The store names each game's host (machine/node/index): both nodes played.
+    assert len({host.split("/")[1] for host in hosts}) == 2, hosts
     assert _standings(config) == _standings(here)
 
 
@@ -137,9 +142,17 @@ def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) 
     store = Store(config.database)
     try:
         games = store.games()
+        attempts = store.attempts()
     finally:
         store.close()
     assert {game.status for game in games} == {"finished"}
-    assert max(game.attempts for game in games) >= 2  # the lost game was played again
+    lost = [a for a in attempts if a.outcome == "lost"]
+    assert lost, attempts
+    worker_node = fleet.worker.node_id[:8]
+    assert all(worker_node in a.host and "lost" in (a.failure_reason or "") for a in lost)
+    by_game = {game.game_id: game for game in games}
+    for attempt in lost:  # each lost game was played again, as a later attempt, on the other node
+        game = by_game[attempt.game_id]
+        assert game.attempts > attempt.attempt and worker_node not in game.host
     assert _scores(config) == _scores(here)
     assert _standings(config) == _standings(here)
