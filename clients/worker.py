@@ -4,7 +4,7 @@ Starting a Python process with grpc costs about half a second of CPU, so a tourn
 long-lived worker per local entrant (or a few) rather than a process per seat. The worker reads
 seat assignments from standard input, one per line:
 
-    TOKEN [NAME [RNG_SEED]]
+    TOKEN [NAME [RNG_SEED [SERVER]]]
 
 and plays each seat with a fresh instance of the Bot class, all on one asyncio loop, each over
 its own gRPC stream (clients.connect). A remote entrant runs the same command on its own machine
@@ -58,14 +58,18 @@ async def serve_seats(
 ) -> None:
     """Play every seat whose line arrives on `lines` (None ends the input); return when all are over.
 
-    A line is `TOKEN [NAME [RNG_SEED]]`, split at white space: a token may begin with '-'."""
+    A line is `TOKEN [NAME [RNG_SEED [SERVER]]]`, split at white space: a token may begin with
+    '-'; SERVER, when given, is the referee to connect to instead of `server`."""
     seats: set[asyncio.Task[None]] = set()
     while (line := await lines.get()) is not None:
         fields = line.split()
         if not fields:
             continue
-        token, name, seed = (fields + ["", ""])[:3]
-        task = asyncio.create_task(_play_seat(bot_class, server, insecure, token, name, seed, out, ca_file))
+        # A fourth field names the referee that holds this seat's game (a tournament on Ray).
+        token, name, seed, where = (fields + ["", "", ""])[:4]
+        task = asyncio.create_task(
+            _play_seat(bot_class, where or server, insecure, token, name, seed, out, ca_file)
+        )
         seats.add(task)
         task.add_done_callback(seats.discard)
     if seats:
