@@ -16,6 +16,7 @@ from pathlib import Path
 
 from referee.tournament.config import SprtSettings, Team
 from referee.tournament.ratings import EloRating, Outcome, Rating, fit_elo, rate_games, team_rating
+from referee.tournament.seat_stats import SeatStats
 from referee.tournament.stats import (
     Estimate,
     PairingVerdict,
@@ -90,6 +91,7 @@ class Standings:
     hands_played: int
     pairings: list[PairingFigures]
     elo: dict[str, EloRating]
+    incidents: tuple[str, ...] = ()  # forfeits and bots that ended early, a line each
 
     def elo_table(self) -> list[tuple[TeamStanding, EloRating]]:
         """The teams by maximum-likelihood Elo, best first (ties: by name)."""
@@ -141,8 +143,10 @@ def compute_standings(
     sprt_settings: SprtSettings,
     duplicate: bool,
     rounds_played: int,
+    seats: Sequence[SeatStats] = (),
 ) -> Standings:
-    """The standings of the finished games among `games` (all the schedule's rows)."""
+    """The standings of the finished games among `games` (all the schedule's rows); `seats`, the
+    stored per-seat statistics, name the bots that ended early."""
     finished = [g for g in games if g.finished]
     entrants = sorted({p for t in teams for p in t.players})
     ratings = rate_games(finished, entrants)
@@ -176,8 +180,38 @@ def compute_standings(
                 matrix[(a.name, b.name)] = _head_to_head(a.name, b.name, finished, pairs, duplicate)
     elo = fit_elo([t.name for t in teams], _outcomes(finished, pairs, duplicate))
     return Standings(
-        standings, matrix, verdicts, ratings, len(finished), len(games), rounds_played, figures, elo
+        standings,
+        matrix,
+        verdicts,
+        ratings,
+        len(finished),
+        len(games),
+        rounds_played,
+        figures,
+        elo,
+        _incidents(finished, seats),
     )
+
+
+def _incidents(finished: Sequence[GameRow], seats: Sequence[SeatStats]) -> tuple[str, ...]:
+    """A line per finished game that a forfeit decided or in which a bot's process ended early."""
+    attempts = {g.game_id: g.attempts for g in finished}
+    exits: dict[str, list[str]] = {}
+    for seat in seats:
+        if seat.exit_reason and attempts.get(seat.game_id) == seat.attempt:
+            exits.setdefault(seat.game_id, []).append(
+                f"seat {seat.seat} ({seat.entrant}): {seat.exit_reason}"
+            )
+    lines = []
+    for game in finished:
+        parts = []
+        if game.forfeit and game.forfeiting_team is not None:
+            team = game.team_even if game.forfeiting_team == 0 else game.team_odd
+            parts.append(f"{team} forfeited ({game.reason or 'no reason given'})")
+        parts += exits.get(game.game_id, [])
+        if parts:
+            lines.append(f"{game.game_id}: " + "; ".join(parts))
+    return tuple(lines)
 
 
 def _outcomes(finished: Sequence[GameRow], pairs: Sequence[BoardPair], duplicate: bool) -> list[Outcome]:
@@ -294,6 +328,9 @@ def format_table(standings: Standings, duplicate: bool) -> str:
     lines += ["", _ELO_HEADING[duplicate], _elo_header()]
     for rank, (team, rating) in enumerate(standings.elo_table(), start=1):
         lines.append(_elo_line(rank, team, rating))
+    if standings.incidents:
+        lines += ["", "Forfeits and bots that ended early (the reason is in the store: games, seat_stats)"]
+        lines += [f"  {line}" for line in standings.incidents]
     return "\n".join(lines)
 
 
@@ -470,6 +507,13 @@ def write_html(standings: Standings, title: str, duplicate: bool, path: Path) ->
         f"<td>{r.games}</td></tr>"
         for name, r in sorted(standings.ratings.items(), key=lambda item: -item[1].mu)
     )
+    incidents = (
+        "<h2>Forfeits and bots that ended early</h2><ul>"
+        + "".join(f"<li>{esc(line)}</li>" for line in standings.incidents)
+        + "</ul>\n"
+        if standings.incidents
+        else ""
+    )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}: standings</title>
 <style>
@@ -502,7 +546,7 @@ td:nth-child(2), th {{ text-align: left; }}
 also draws one game against the average, a weak prior that keeps a team that won everything finite.</p>
 <table><tr><th>#</th><th>team</th><th>Elo</th><th>95 %</th><th>points</th><th>games</th><th>{unit}s</th>
 <th>score</th><th>openskill μ ± σ</th></tr>{elo_rows}</table>
-<h2>Ratings (openskill Plackett-Luce)</h2>
+{incidents}<h2>Ratings (openskill Plackett-Luce)</h2>
 <table><tr><th>entrant</th><th>μ</th><th>σ</th><th>μ − 3σ</th><th>games</th></tr>{ratings}</table>
 </body></html>
 """

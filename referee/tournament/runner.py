@@ -41,7 +41,7 @@ from referee.tournament.host import (
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
-from referee.tournament.seat_stats import seat_stats_from_summary
+from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
 from referee.tournament.stats import PairingVerdict, pairing_verdict
 from referee.tournament.store import GameRow, Store, StoreError
 
@@ -451,8 +451,10 @@ def _handle_signals(interrupt: Callable[[], None]) -> Callable[[], None]:
     return undo
 
 
-def stored_standings(config: TournamentConfig, rows: Sequence[GameRow]) -> Standings:
-    """The standings of a tournament's stored games (its schedule's rows)."""
+def stored_standings(
+    config: TournamentConfig, rows: Sequence[GameRow], seats: Sequence[SeatStats] = ()
+) -> Standings:
+    """The standings of a tournament's stored games (its schedule's rows, and their seats' stats)."""
     return compute_standings(
         rows,
         config.teams,
@@ -460,12 +462,13 @@ def stored_standings(config: TournamentConfig, rows: Sequence[GameRow]) -> Stand
         config.sprt,
         config.duplicate,
         sum(r.rounds or 0 for r in rows if r.finished),
+        seats,
     )
 
 
 def write_standings(config: TournamentConfig, store: Store) -> str:
     """The standings of the stored games as text; standings.csv, head_to_head.csv, standings.html written."""
-    standings = stored_standings(config, store.games())
+    standings = stored_standings(config, store.games(), store.seat_stats())
     files = write_csv(standings, config.output_dir)
     files.append(
         write_html(
