@@ -27,7 +27,6 @@ import signal
 import sys
 from itertools import count
 from pathlib import Path
-from typing import BinaryIO
 
 from referee import log
 from referee.commands import filled, placeholder_env
@@ -62,20 +61,15 @@ class _Output:
         with self.path.open("ab") as out:
             written = out.tell()
             while chunk := await self.stream.read(_READ_CHUNK):
-                written = self._write(out, chunk, written)
-
-    def _write(self, out: BinaryIO, chunk: bytes, written: int) -> int:
-        if written >= self.cap:
-            return written
-        room = self.cap - written
-        out.write(chunk[:room])
-        if len(chunk) > room:
-            out.write(b"\n[truncated]\n")
-            written = self.cap
-        else:
-            written += len(chunk)
-        out.flush()
-        return written
+                if written > self.cap:
+                    continue  # past the cap, and the "[truncated]" line is written
+                room = self.cap - written
+                out.write(chunk[:room])
+                written += min(room, len(chunk))
+                if len(chunk) > room:
+                    out.write(b"\n[truncated]\n")
+                    written = self.cap + 1
+                out.flush()
 
 
 class _Run:
