@@ -474,13 +474,19 @@ def build_identity(entrant: Entrant, base: Path) -> tuple[str, str, str]:
     (or package folder) hashed; its sha256 in hex. Source and hash are "" when nothing is found.
 
     A bot's module is found, not run (a submodule's parent packages are imported); a package is
-    hashed over its .py files. A command is hashed by the first of its arguments that is a file
-    in its folder (`workdir`, else `base`: the script, e.g. bot.js), or else by its program.
+    hashed over its .py files; a bot given as path/to/file.py:Class by that file (in the current
+    folder, where its worker runs, else in `base`). A command is hashed by the first of its
+    arguments that is a file in its folder (`workdir`, else `base`: the script, e.g. bot.js), or
+    else by its program.
     """
     if entrant.remote:
         return ("remote", "", "")
     if entrant.bot:
-        return ("bot", *_module_identity(entrant.bot.split(":", 1)[0]))
+        module = entrant.bot.split(":", 1)[0]
+        if module.endswith(".py"):  # a file, as clients.connect.load_bot takes it: from the worker's folder
+            path = Path(module) if Path(module).is_file() else base / module
+            return ("bot", *((str(path), _file_sha(path)) if path.is_file() else ("", "")))
+        return ("bot", *_module_identity(module))
     return ("command", *_command_identity(entrant.command, entrant.workdir or base))
 
 

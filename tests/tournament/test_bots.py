@@ -279,3 +279,60 @@ def test_cpus_the_machine_does_not_have_are_refused_by_name(tmp_path: Path) -> N
     entrant = Entrant("pinned", bot="clients.random_bot:RandomBot", cpus=(4095,))
     with pytest.raises(ValueError, match=r"entrant pinned: cpus = \[4095\].*change cpus in the config"):
         EntrantProcesses(entrant, "127.0.0.1:9", tmp_path)
+
+
+def test_a_shared_worker_killed_for_a_limit_is_not_restarted_but_one_that_crashes_is(tmp_path: Path) -> None:
+    read_then = (sys.executable, "-c", "import sys\nsys.stdin.readline()\n")
+    spin = Entrant("spin", command=(read_then[0], "-c", read_then[2] + "while True: pass"), serves_many=True,
+                   workdir=tmp_path, cpu_seconds=1)  # fmt: skip
+    crash = Entrant("crash", command=(read_then[0], "-c", read_then[2] + "sys.exit(3)"), serves_many=True,
+                    workdir=tmp_path)  # fmt: skip
+
+    async def scenario() -> tuple[dict[int, str], dict[int, str], int, int]:
+        spins = EntrantProcesses(spin, "127.0.0.1:9", tmp_path / "logs")
+        crashes = EntrantProcesses(crash, "127.0.0.1:9", tmp_path / "logs")
+        await spins.give("m", 0, "token", "seed")
+        await crashes.give("m", 1, "token", "seed")
+        spinner, crasher = spins.workers[0], crashes.workers[0]
+        for _ in range(600):  # a minute at most: the spinner's CPU second, the crasher's restarts
+            if spinner.ended and crasher.starts > 5 and crasher.ended:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        ended = spins.release("m"), crashes.release("m")
+        await spins.stop()
+        await crashes.stop()
+        return ended[0], ended[1], spinner.starts, crasher.starts
+
+    spun, crashed, spinner_starts, crasher_starts = asyncio.run(scenario())
+    assert spun == {0: "CPU limit of 1 s exceeded (SIGXCPU)"} and spinner_starts == 1
+    assert crashed == {1: "exited with code 3; restarted"} and crasher_starts == 6
+
+
+def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(tmp_path: Path) -> None:
+    from referee.tournament.limits import Cgroups, find_cgroups
+
+    root = tmp_path / "cgroup"
+    (root / "bots").mkdir(parents=True)
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(f"30 24 0:26 / {root} rw,nosuid shared:4 - cgroup2 cgroup2 rw\n")
+    own = tmp_path / "self-cgroup"
+    own.write_text("0::/bots\n")
+    (root / "bots" / "cgroup.subtree_control").write_text("cpu\n")
+    assert find_cgroups(mountinfo, own, None) is None  # no memory controller for children
+    (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    found = find_cgroups(mountinfo, own, None)
+    assert found is not None and found.parent == root  # the root delegates memory
+    (root / "bots" / "cgroup.subtree_control").write_text("cpu memory\n")
+    found = find_cgroups(mountinfo, own, None)
+    assert found is not None and found.parent == root / "bots"  # its own cgroup comes first
+    child = found.child(64 << 20)
+    assert child is not None and (child / "memory.max").read_text() == str(64 << 20)
+    assert not Cgroups.oom_killed(child)
+    (child / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert Cgroups.oom_killed(child)
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "cgroup.subtree_control").write_text("memory\n")
+    found = find_cgroups(mountinfo, own, str(given))
+    assert found is not None and found.parent == given  # $TICHU_CGROUP first
