@@ -307,7 +307,7 @@ class Worker:
     def _note(self, reason: str, seats: dict[str, list[int]]) -> None:
         for match_id, numbers in seats.items():
             for seat in numbers:
-                self.ended.setdefault(match_id, {}).setdefault(seat, reason)
+                self.ended.setdefault(match_id, {})[seat] = reason  # the latest: is it down for good?
 
     async def stop(self) -> None:
         """End its input, give it a moment to finish, then kill its process group."""
