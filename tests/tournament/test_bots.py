@@ -275,6 +275,9 @@ def test_build_identity_hashes_a_bots_module_a_package_or_names_a_remote_bot(tmp
     kind, source, sha = build_identity(Entrant("p", bot="clients:Bot"), tmp_path)
     assert (kind, source) == ("bot", str(module.parent)) and len(sha) == 64 and sha != found[2]
     assert build_identity(Entrant("x", remote=True), tmp_path) == ("remote", "", "")
+    by_file = build_identity(Entrant("f", bot="crashing_bot.py:CrashOnceBot"), HERE)  # beside base
+    file = HERE / "crashing_bot.py"
+    assert by_file == ("bot", str(file), hashlib.sha256(file.read_bytes()).hexdigest())
     assert build_identity(Entrant("n", bot="no_such_module_here:Bot"), tmp_path) == ("bot", "", "")
     program = shutil.which("python3")
     assert program is not None
