@@ -3,7 +3,8 @@
 A bot given as MODULE:CLASS runs as `python -m clients.connect MODULE:CLASS` (the SDK's
 connector, as `tichu bot` runs it); a command has its placeholders {server}, {token}, {seat} and
 {ca_file} filled in, and finds the same values in TICHU_SERVER, TICHU_TOKEN, TICHU_SEAT and
-TICHU_CA_FILE. Each check gets its own match, its own bot process and its own time limit.
+TICHU_CA_FILE (referee.commands, shared with the tournament's command entrants). Each check gets its
+own match, its own bot process and its own time limit.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from referee.checkbot.checks import Check, Run, all_checks
 from referee.checkbot.proxy import Trace, start_proxy
 from referee.checkbot.report import Outcome, Report, Verdict
 from referee.checkbot.seats import KitSeat
+from referee.commands import filled, placeholder_env
 from referee.match import ClockSettings
 from referee.rules import state_from_json
 from referee.server.serve import start_server
@@ -74,17 +76,6 @@ def bot_command(spec: str) -> list[str]:
         "--token={token}",
         "--insecure",
     ]
-
-
-def filled(command: Sequence[str], values: dict[str, str]) -> list[str]:
-    """The command with each placeholder ({server}, {token}, {seat}, {ca_file}) replaced."""
-    out = []
-    for arg in command:
-        text = arg
-        for key, value in values.items():
-            text = text.replace("{" + key + "}", value)
-        out.append(text)
-    return out
 
 
 class Kit:
@@ -141,13 +132,7 @@ class Kit:
             "seat": str(check.bot_seat),
             "ca_file": "",
         }
-        env = {
-            **os.environ,
-            "TICHU_SERVER": values["server"],
-            "TICHU_TOKEN": values["token"],
-            "TICHU_SEAT": values["seat"],
-            "TICHU_CA_FILE": "",
-        }
+        env = {**os.environ, **placeholder_env(values)}
         stderr_path = self.log_dir / f"{check.name}.log"
         run = Run(clock, time.monotonic())
         with stderr_path.open("wb") as stderr:

@@ -60,6 +60,7 @@ class RunningServer:
     address: str
     secure: bool
     health: health.aio.HealthServicer
+    loopback_address: str = ""  # a plaintext port on 127.0.0.1 beside the TLS one, if asked for
 
     async def stop(self, grace_s: float | None = 1.0) -> None:
         """Say NOT_SERVING to health checks, stop every match, then the server (open calls get
@@ -96,6 +97,7 @@ async def start_server(
     signing_key: Path | None = None,
     reflection_enabled: bool = True,
     hello_timeout_s: float = HELLO_TIMEOUT_S,
+    plaintext_loopback: bool = False,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
@@ -104,7 +106,9 @@ async def start_server(
     `keep_records` keeps each table's records in memory too (`Table.records`, for tests);
     with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed.
     grpc.health.v1 always answers; server reflection unless `reflection_enabled=False`. A Play
-    stream that sends no Hello within `hello_timeout_s` is ended."""
+    stream that sends no Hello within `hello_timeout_s` is ended. With TLS, `plaintext_loopback`
+    also opens a plaintext port on 127.0.0.1 (RunningServer.loopback_address) for bots on this
+    machine only: a tournament host's own workers, while remote bots come in over TLS."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -127,16 +131,20 @@ async def start_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if reflection_enabled:
         reflection.enable_server_reflection((REFEREE_SERVICE, HEALTH_SERVICE, REFLECTION_SERVICE), server)
+    loopback = ""
     try:
         if tls_cert is not None and tls_key is not None:
             credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
             port = server.add_secure_port(address, credentials)
+            if plaintext_loopback:
+                loopback_port = server.add_insecure_port("127.0.0.1:0")
+                loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
         else:
             port = server.add_insecure_port(address)
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
-    if not port:
-        raise OSError(f"cannot listen on {address}")
+    if not port or (plaintext_loopback and tls_cert is not None and not loopback):
+        raise OSError(f"cannot listen on {address}" + ("" if port else " (or on a loopback port)"))
     if resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
@@ -145,7 +153,9 @@ async def start_server(
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     host = address.rsplit(":", 1)[0]
     log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
-    return RunningServer(server, service, port, f"{host}:{port}", tls_cert is not None, health_servicer)
+    return RunningServer(
+        server, service, port, f"{host}:{port}", tls_cert is not None, health_servicer, loopback
+    )
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,108 +1,382 @@
-"""The bot processes that play a host's local entrants' seats.
+"""The processes that play a host's local entrants, and what identifies their code.
 
-(Interim: the shared Python workers of today, behind the interface hosts use.)
+An entrant is played either by shared processes or by one process per seat:
+
+- shared (`bot = MODULE:CLASS`, or a `command` with `serves_many = true`): `processes` long-lived
+  processes that read seat lines `TOKEN NAME RNG_SEED` on their standard input, as
+  `python -m clients.worker MODULE:CLASS --server ADDR` does. One that crashes while it holds
+  seats is started again (at most MAX_RESTARTS times) and handed them again.
+- per seat (a `command` without serves_many, or a bot with `per_seat = true`): a process started
+  when its seat is handed out and ended with its game; a command has its placeholders filled
+  (referee.commands), a per-seat worker is given its one seat line and then the end of its input.
+
+Every process runs in a session (and process group) of its own, so that ending it ends what it
+started too, and within its entrant's limits (limits.py). One killed for a limit is not started
+again: its seats get the referee's defaults and forfeit as the referee's clock rules say.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import importlib.util
+import os
+import shutil
+import signal
 import sys
-from collections import defaultdict
+from itertools import count
 from pathlib import Path
 
 from referee import log
+from referee.commands import filled, placeholder_env
 from referee.tournament.config import Entrant
+from referee.tournament.limits import Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
+SEAT_STOP_S = 2.0  # a per-seat process has this long after SIGTERM before SIGKILL
 MAX_RESTARTS = 5  # a bot that crashes again and again is not started a sixth time
+SEAT_LOG_CAP = 1 << 20  # bytes of a per-seat process's output kept in its log
+WORKER_LOG_CAP = 64 << 20  # a shared worker lives the whole tournament: a larger cap
+_READ_CHUNK = 1 << 16
+
+
+class _StartError(Exception):
+    """A process could not be started: its program is missing or cannot be run."""
+
+
+class _Output:
+    """Copies a process's output into its log, up to `cap` bytes, then one "[truncated]" line.
+
+    The pipe is read to its end even past the cap, so the process never blocks on a full pipe.
+    """
+
+    def __init__(self, stream: asyncio.StreamReader, path: Path, cap: int) -> None:
+        self.stream = stream
+        self.path = path
+        self.cap = cap
+        self.task = asyncio.create_task(self._copy())
+
+    async def _copy(self) -> None:
+        with self.path.open("ab") as out:
+            written = out.tell()
+            while chunk := await self.stream.read(_READ_CHUNK):
+                if written > self.cap:
+                    continue  # past the cap, and the "[truncated]" line is written
+                room = self.cap - written
+                out.write(chunk[:room])
+                written += min(room, len(chunk))
+                if len(chunk) > room:
+                    out.write(b"\n[truncated]\n")
+                    written = self.cap + 1
+                out.flush()
+
+
+class _Run:
+    """One started process: its process group, its log, its watchdog entry and cgroup."""
+
+    def __init__(self, process: asyncio.subprocess.Process, output: _Output, limits: Limits) -> None:
+        self.process = process
+        self.pgid = process.pid  # start_new_session: the leader of a session and group of its own
+        self.output = output
+        self.limits = limits
+        self.cgroup: Path | None = None
+        self.memory_exceeded = False
+        self.over_limit = False  # set when it ended: it was killed for one of its limits
+        self.ended_by_us = False
+
+    @classmethod
+    async def start(
+        cls,
+        argv: list[str],
+        *,
+        cwd: Path | None,
+        env: dict[str, str],
+        log_path: Path,
+        log_cap: int,
+        limits: Limits,
+        stdin: bool,
+        output_too: bool,
+    ) -> _Run:
+        """Start `argv` in its own session within `limits`; its stderr (and stdout) into log_path."""
+        _check_program(argv[0], cwd, env)
+        cgroups = Cgroups.find() if limits.memory_bytes is not None else None
+        cgroup = (
+            None if cgroups is None or limits.memory_bytes is None else cgroups.child(limits.memory_bytes)
+        )
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        pipe = asyncio.subprocess.PIPE
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launch_argv(argv, limits, cgroup), cwd=cwd, env=env, start_new_session=True,
+                stdin=pipe if stdin else asyncio.subprocess.DEVNULL,
+                stdout=pipe if output_too else asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.STDOUT if output_too else pipe,
+            )  # fmt: skip
+        except OSError as error:
+            if cgroup is not None:
+                Cgroups.remove(cgroup)
+            raise _StartError(f"cannot start {argv[0]}: {error.strerror or error}") from None
+        stream = process.stdout if output_too else process.stderr
+        assert stream is not None
+        run = cls(process, _Output(stream, log_path, log_cap), limits)
+        run.cgroup = cgroup
+        if limits.cpu_seconds is not None or (cgroup is None and limits.memory_bytes is not None):
+            memory = limits.memory_bytes if cgroup is None else None  # else the kernel enforces it
+            Watchdog.get().watch(run.pgid, memory, run._over_memory)
+        return run
+
+    def _over_memory(self) -> None:
+        self.memory_exceeded = True
+        self.signal(signal.SIGKILL)
+
+    def signal(self, number: int) -> None:
+        """Send a signal to the whole process group (what the bot started too)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, number)
+
+    async def wait(self) -> str:
+        """Until the process ends: why it ended early, or "" when it ended well or we ended it."""
+        code = await self.process.wait()
+        cpu_used_s = Watchdog.get().unwatch(self.pgid)
+        if self.cgroup is not None and Cgroups.oom_killed(self.cgroup):
+            self.memory_exceeded = True
+        reason = exit_reason(code, self.limits, memory_exceeded=self.memory_exceeded, cpu_used_s=cpu_used_s)
+        self.over_limit = self.memory_exceeded or reason.startswith("CPU limit")
+        if self.over_limit or (code != 0 and not self.ended_by_us):
+            return reason
+        return ""
+
+    async def end(self, grace_s: float) -> None:
+        """SIGTERM to the group, SIGKILL after `grace_s`; then wait for its output to close."""
+        self.ended_by_us = True
+        self.signal(signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.process.wait()), grace_s)
+        self.signal(signal.SIGKILL)  # its children, too, even when the leader went at SIGTERM
+        await self.process.wait()
+        await self.close()
+
+    async def close(self) -> None:
+        """Once the leader is gone: let the log catch up (briefly) and drop the cgroup."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.output.task), 1.0)
+        if not self.output.task.done():
+            self.output.task.cancel()  # a child outside the group holds the pipe: give up on it
+        if self.cgroup is not None:
+            Cgroups.remove(self.cgroup)
+
+    async def write(self, lines: list[str]) -> None:
+        """Seat lines on its standard input."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write("".join(line + "\n" for line in lines).encode())
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it died just now: whoever watches it decides about its seats
+
+    def close_input(self) -> None:
+        """The end of its input: a worker finishes the seats it holds and exits."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.process.stdin.close()
+
+
+def _check_program(program: str, cwd: Path | None, env: dict[str, str]) -> None:
+    """Refuse a program that is not there, with a reason a seat's record can show."""
+    if os.sep in program:
+        path = Path(program) if cwd is None else cwd / program
+        if not os.access(path, os.X_OK) or not path.is_file():
+            raise _StartError(f"cannot start {program}: no such executable file in {cwd or Path.cwd()}")
+    elif shutil.which(program, path=env.get("PATH")) is None:
+        raise _StartError(f"cannot start {program}: no such program on PATH")
+
+
+def _environment(values: dict[str, str], insecure: bool) -> dict[str, str]:
+    # TICHU_INSECURE=1: the Node example (and bots modelled on it) connect without TLS.
+    return {**os.environ, **placeholder_env(values), "TICHU_INSECURE": "1" if insecure else "0"}
+
+
+def _worker_argv(bot: str, server: str, ca_file: str | None, insecure: bool) -> list[str]:
+    security = ["--ca-file", ca_file] if ca_file else (["--insecure"] if insecure else [])
+    return [sys.executable, "-m", "clients.worker", bot, "--server", server, *security]
 
 
 class Worker:
-    """One bot process that plays the seats given on its standard input.
+    """One shared bot process that plays the seats given on its standard input.
 
     If it dies while it holds seats, it is started again (at most MAX_RESTARTS times) and handed
     those seats again: their tokens are still good, and the referee lets a seat reconnect within
-    its reconnect grace, so the games go on. Past that, its seats get the referee's defaults
-    until their games forfeit.
+    its reconnect grace, so the games go on. Past that, or when it was killed for a limit, its
+    seats get the referee's defaults until their games forfeit; a later seat starts it again.
     """
 
-    def __init__(self, entrant: Entrant, index: int, server: str, log_dir: Path) -> None:
+    def __init__(
+        self,
+        entrant: Entrant,
+        index: int,
+        server: str,
+        log_dir: Path,
+        *,
+        ca_file: str | None = None,
+        insecure: bool = True,
+    ) -> None:
         self.entrant = entrant
         self.index = index
         self.server = server
         self.log_path = log_dir / f"worker-{entrant.name}-{index}.log"
-        self.process: asyncio.subprocess.Process | None = None
+        values = {"server": server, "ca_file": ca_file or "", "name": entrant.name}
+        if entrant.command:
+            self.argv = filled(entrant.command, values)
+        else:
+            self.argv = _worker_argv(entrant.bot, server, ca_file, insecure)
+        self.env = _environment(values, insecure)
+        self.limits = Limits.of(entrant)
+        self.run: _Run | None = None
         self.starts = 0
-        self.seats: dict[str, list[str]] = {}  # match id -> the lines of the seats it holds there
+        self.seats: dict[str, list[tuple[int, str]]] = {}  # match id -> (seat, line) of the seats held
+        self.ended: dict[str, dict[int, str]] = {}  # match id -> seat -> why its process ended
         self._starting = asyncio.Lock()  # two games handing out seats at once start one process
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
 
-    async def give(self, match_id: str, line: str) -> None:
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The process now (or last) running."""
+        return None if self.run is None else self.run.process
+
+    async def give(self, match_id: str, line: str, seat: int = -1) -> None:
         """Hand the worker one seat (TOKEN NAME SEED) of a match."""
-        self.seats.setdefault(match_id, []).append(line)
+        self.seats.setdefault(match_id, []).append((seat, line))
         async with self._starting:
-            process = await self._ensure_running()
-        if process is not None:
-            await self._write(process, [line])
+            run = await self._ensure_running(match_id, [seat])
+        if run is not None:
+            await run.write([line])
 
-    def release(self, match_id: str) -> None:
-        """The match is over: its seats need no restart."""
+    def release(self, match_id: str) -> dict[int, str]:
+        """The match is over: its seats need no restart; why its seats' process ended early, by seat."""
         self.seats.pop(match_id, None)
+        return self.ended.pop(match_id, {})
 
-    async def _ensure_running(self) -> asyncio.subprocess.Process | None:
-        if self.process is not None and self.process.returncode is None:
-            return self.process
+    async def _ensure_running(self, match_id: str, seats: list[int]) -> _Run | None:
+        if self.run is not None and self.run.process.returncode is None:
+            return self.run
         if self.starts > MAX_RESTARTS or self._stopping:
             return None
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as stderr:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "clients.worker", self.entrant.bot,
-                "--server", self.server, "--insecure",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+        try:
+            self.run = await _Run.start(
+                self.argv, cwd=self.entrant.workdir, env=self.env, log_path=self.log_path,
+                log_cap=WORKER_LOG_CAP, limits=self.limits, stdin=True, output_too=bool(self.entrant.command),
             )  # fmt: skip
+        except _StartError as error:
+            self.starts = MAX_RESTARTS + 1  # a missing program does not appear by trying again
+            self.run = None
+            self._note(str(error), {match_id: seats})
+            return None
         self.starts += 1
-        self._watcher = asyncio.create_task(self._watch(self.process))
-        return self.process
+        self._watcher = asyncio.create_task(self._watch(self.run))
+        return self.run
 
-    async def _watch(self, process: asyncio.subprocess.Process) -> None:
-        code = await process.wait()
+    async def _watch(self, run: _Run) -> None:
+        reason = await run.wait() or "exited with code 0"  # it was to wait for the end of its input
+        await run.close()
         if self._stopping:
             return
-        held = [line for lines in self.seats.values() for line in lines]
+        held = {match: [seat for seat, _ in lines] for match, lines in self.seats.items() if lines}
         log.get_logger().warning(
-            "worker_died", entrant=self.entrant.name, index=self.index, code=code, seats=len(held)
+            "worker_died",
+            entrant=self.entrant.name,
+            index=self.index,
+            code=run.process.returncode,
+            reason=reason,
+            seats=sum(map(len, held.values())),
         )
         if not held:
             return  # the next seat starts it again
+        if run.over_limit:
+            self._note(reason, held)
+            self.seats.clear()  # not handed to a new process: their games go on without them
+            return
         async with self._starting:
-            restarted = await self._ensure_running()
+            restarted = await self._ensure_running(next(iter(held)), [])
+        self._note(f"{reason}; restarted" if restarted is not None else reason, held)
         if restarted is not None:
-            await self._write(restarted, held)
+            await restarted.write([line for lines in self.seats.values() for _, line in lines])
 
-    async def _write(self, process: asyncio.subprocess.Process, lines: list[str]) -> None:
-        assert process.stdin is not None
-        try:
-            process.stdin.write("".join(line + "\n" for line in lines).encode())
-            await process.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it died just now: its watcher hands these seats to the next process
+    def _note(self, reason: str, seats: dict[str, list[int]]) -> None:
+        for match_id, numbers in seats.items():
+            for seat in numbers:
+                self.ended.setdefault(match_id, {})[seat] = reason  # the latest: is it down for good?
 
     async def stop(self) -> None:
-        """End its input, give it a moment to finish, then kill it."""
+        """End its input, give it a moment to finish, then kill its process group."""
         self._stopping = True
-        process = self.process
-        if process is not None and process.returncode is None:
-            if process.stdin is not None:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    process.stdin.close()
+        run = self.run
+        if run is not None and run.process.returncode is None:
+            run.close_input()
             try:
-                await asyncio.wait_for(process.wait(), WORKER_STOP_S)
+                await asyncio.wait_for(asyncio.shield(run.process.wait()), WORKER_STOP_S)
             except TimeoutError:
-                process.kill()
-                await process.wait()
+                await run.end(0.0)
+        if self._watcher is not None:
+            await self._watcher
+
+
+class _SeatProcess:
+    """The process that plays one seat of one game; restarted after a crash like a worker."""
+
+    def __init__(
+        self, owner: EntrantProcesses, match_id: str, seat: int, argv: list[str], env: dict[str, str]
+    ) -> None:
+        self.owner = owner
+        self.match_id = match_id
+        self.seat = seat
+        self.argv = argv
+        self.env = env
+        self.line = ""  # a per-seat worker's seat line; a command has its seat in its arguments
+        self.log_path = owner.log_dir / f"{match_id}-seat{seat}-{owner.entrant.name}.log"
+        self.run: _Run | None = None
+        self.reason = ""
+        self.starts = 0
+        self.released = False
+        self._watcher: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start (or restart) its process; a failure to start is its reason."""
+        entrant = self.owner.entrant
+        try:
+            self.run = await _Run.start(
+                self.argv, cwd=entrant.workdir, env=self.env, log_path=self.log_path, log_cap=SEAT_LOG_CAP,
+                limits=self.owner.limits, stdin=bool(self.line), output_too=True,
+            )  # fmt: skip
+        except _StartError as error:
+            self.reason = str(error)
+            self.owner.log_end(self.match_id, self.seat, self.reason)
+            return
+        self.starts += 1
+        if self.line:
+            await self.run.write([self.line])
+            self.run.close_input()
+        self._watcher = asyncio.create_task(self._watch(self.run))
+
+    async def _watch(self, run: _Run) -> None:
+        reason = await run.wait()
+        if self.released or not reason:
+            return
+        await run.close()
+        self.owner.log_end(self.match_id, self.seat, reason)
+        if not run.over_limit and self.starts <= MAX_RESTARTS:
+            self.reason = f"{reason}; restarted"
+            await self.start()
+        else:
+            self.reason = reason
+
+    async def end(self) -> None:
+        """The game is over: end the process (and what it started)."""
+        self.released = True
+        if self.run is not None:
+            await self.run.end(SEAT_STOP_S)
         if self._watcher is not None:
             await self._watcher
 
@@ -110,25 +384,148 @@ class Worker:
 class EntrantProcesses:
     """The processes that play one entrant's seats on one host."""
 
-    def __init__(self, entrant: Entrant, server: str, log_dir: Path) -> None:
+    def __init__(
+        self,
+        entrant: Entrant,
+        server: str,
+        log_dir: Path,
+        *,
+        ca_file: str | None = None,
+        insecure: bool = True,
+    ) -> None:
+        if entrant.remote:
+            raise ValueError(f"entrant {entrant.name} is remote: it runs no process here")
         self.entrant = entrant
-        self.workers = [Worker(entrant, i, server, log_dir) for i in range(entrant.processes)]
-        self._next = 0
-        self._held: dict[str, set[Worker]] = defaultdict(set)
+        self.server = server
+        self.log_dir = log_dir
+        self.ca_file = ca_file
+        self.insecure = insecure
+        self.limits = Limits.of(entrant)
+        self.limits.check_cpus(entrant.name)
+        self.workers: list[Worker] = []
+        if not entrant.one_process_per_seat:
+            self.workers = [
+                Worker(entrant, i, server, log_dir, ca_file=ca_file, insecure=insecure)
+                for i in range(entrant.processes)
+            ]
+        self._turn = count()
+        self._given: dict[str, list[Worker]] = {}  # match id -> the workers holding its seats
+        self._seats: dict[str, list[_SeatProcess]] = {}
+        self._ending: set[asyncio.Task[None]] = set()
 
     async def give(self, match_id: str, seat: int, token: str, rng_seed: str) -> None:
-        """Hand one seat of a match to the next worker."""
-        worker = self.workers[self._next % len(self.workers)]
-        self._next += 1
-        self._held[match_id].add(worker)
-        await worker.give(match_id, f"{token} {self.entrant.name} {rng_seed}")
+        """Play a seat: hand it to a shared process, or start the seat's own process."""
+        line = f"{token} {self.entrant.name} {rng_seed}"
+        if self.workers:
+            worker = self.workers[next(self._turn) % len(self.workers)]
+            self._given.setdefault(match_id, []).append(worker)
+            await worker.give(match_id, line, seat)
+            return
+        values = {
+            "server": self.server,
+            "token": token,
+            "seat": str(seat),
+            "ca_file": self.ca_file or "",
+            "name": self.entrant.name,
+            "seed": rng_seed,
+            "match_id": match_id,
+        }
+        env = _environment(values, self.insecure)
+        if self.entrant.command:
+            process = _SeatProcess(self, match_id, seat, filled(self.entrant.command, values), env)
+        else:
+            argv = _worker_argv(self.entrant.bot, self.server, self.ca_file, self.insecure)
+            process = _SeatProcess(self, match_id, seat, argv, env)
+            process.line = line
+        self._seats.setdefault(match_id, []).append(process)
+        await process.start()
 
     def release(self, match_id: str) -> dict[int, str]:
-        """The match is over: seat -> why its process ended early (none, for shared workers)."""
-        for worker in self._held.pop(match_id, ()):
-            worker.release(match_id)
-        return {}
+        """The game ended: end its per-seat processes; why a seat's process ended early, by seat."""
+        reasons: dict[int, str] = {}
+        for worker in self._given.pop(match_id, []):
+            reasons.update(worker.release(match_id))
+        for process in self._seats.pop(match_id, []):
+            if process.reason:
+                reasons[process.seat] = process.reason
+            task = asyncio.create_task(process.end())
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
+        return reasons
+
+    def log_end(self, match_id: str, seat: int, reason: str) -> None:
+        """Log a seat's process that ended before its game."""
+        log.get_logger().warning(
+            "bot_process_ended", entrant=self.entrant.name, match_id=match_id, seat=seat, reason=reason
+        )
 
     async def stop(self) -> None:
-        """End every worker."""
-        await asyncio.gather(*(worker.stop() for worker in self.workers))
+        """End every process: the shared ones finish their seats first (briefly), the others at once."""
+        for match_id in list(self._seats):
+            self.release(match_id)
+        await asyncio.gather(*(w.stop() for w in self.workers), *list(self._ending))
+
+
+# ----------------------------------------------------------------------------- build identity
+
+
+def build_identity(entrant: Entrant, base: Path) -> tuple[str, str, str]:
+    """(kind, source, sha256) of what plays for the entrant: "bot", "command" or "remote"; the file
+    (or package folder) hashed; its sha256 in hex. Source and hash are "" when nothing is found.
+
+    A bot's module is found, not run (a submodule's parent packages are imported); a package is
+    hashed over its .py files; a bot given as path/to/file.py:Class by that file (in the current
+    folder, where its worker runs, else in `base`). A command is hashed by the first of its
+    arguments that is a file in its folder (`workdir`, else `base`: the script, e.g. bot.js), or
+    else by its program.
+    """
+    if entrant.remote:
+        return ("remote", "", "")
+    if entrant.bot:
+        module = entrant.bot.split(":", 1)[0]
+        if module.endswith(".py"):  # a file, as clients.connect.load_bot takes it: from the worker's folder
+            path = Path(module) if Path(module).is_file() else base / module
+            return ("bot", *((str(path), _file_sha(path)) if path.is_file() else ("", "")))
+        return ("bot", *_module_identity(module))
+    return ("command", *_command_identity(entrant.command, entrant.workdir or base))
+
+
+def _module_identity(module: str) -> tuple[str, str]:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ("", "")
+    if spec is None:
+        return ("", "")
+    if spec.submodule_search_locations:
+        digest = hashlib.sha256()
+        folders = [Path(p) for p in spec.submodule_search_locations]
+        for folder in folders:
+            for path in sorted(folder.rglob("*.py")):
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+        return (str(folders[0]), digest.hexdigest())
+    if spec.origin is None or not Path(spec.origin).is_file():
+        return ("", "")  # built in, or frozen
+    return (spec.origin, _file_sha(Path(spec.origin)))
+
+
+def _command_identity(command: tuple[str, ...], folder: Path) -> tuple[str, str]:
+    for arg in command[1:]:
+        if "{" in arg or arg.startswith("-"):
+            continue
+        path = folder / arg
+        if path.is_file():
+            return (str(path), _file_sha(path))
+    program = str(folder / command[0]) if os.sep in command[0] else shutil.which(command[0])
+    if program is None or not Path(program).is_file():
+        return ("", "")
+    return (program, _file_sha(Path(program)))
+
+
+def _file_sha(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        while chunk := data.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

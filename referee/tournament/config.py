@@ -12,12 +12,14 @@ import hashlib
 import json
 import math
 import re
+import shlex
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.commands import PER_SEAT, PLACEHOLDERS, placeholders_in
 from referee.match import ClockSettings
 from referee.rules import RulesConfig, RulesError
 
@@ -58,13 +60,31 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Entrant:
-    """A bot in the tournament: a local Bot class run in its own process(es), or a remote bot."""
+    """A bot in the tournament: a local Bot class or command run in its own process(es), or a remote bot."""
 
     name: str
     bot: str = ""  # MODULE:CLASS for a local entrant
     remote: bool = False
     processes: int = 1
     token_file: str = ""  # remote entrants: where the seat tokens are appended, one per line
+    # A program in any language, split into arguments; its placeholders are filled per process.
+    command: tuple[str, ...] = ()
+    workdir: Path | None = None  # where a command runs: the config's folder unless given
+    serves_many: bool = False  # the command reads seat lines on its standard input, as the worker does
+    per_seat: bool = False  # a bot = entrant's worker plays one seat per process
+    cpu_seconds: int | None = None  # CPU time per process (RLIMIT_CPU)
+    memory_mb: int | None = None  # resident memory of a process and its children
+    cpus: tuple[int, ...] = ()  # the CPUs its processes may run on
+
+    @property
+    def one_process_per_seat(self) -> bool:
+        """Whether each seat gets a process of its own, started for its game and ended with it."""
+        return self.per_seat or (bool(self.command) and not self.serves_many)
+
+    @property
+    def code(self) -> str:
+        """What plays: "remote", MODULE:CLASS, or the command as one line."""
+        return "remote" if self.remote else (self.bot or shlex.join(self.command))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +157,11 @@ class TournamentConfig:
             "duplicate": self.duplicate,
             "rules": self.rules.to_json(),
             "teams": [[t.name, *t.players] for t in self.teams],
-            "bots": [[e.name, e.bot, e.remote] for e in self.entrants],
+            # A command decides who plays as `bot` does; limits, processes and folders do not.
+            # Old configs have no command, and keep their fingerprint.
+            "bots": [
+                [e.name, e.bot, e.remote, *([list(e.command)] if e.command else [])] for e in self.entrants
+            ],
         }
         return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -225,6 +249,10 @@ class _Reader:
             raise self.error(path, f"must be {_KIND_NAMES.get(kind, kind.__name__)}, not {_show(value)}")
         return value
 
+    def raw(self, path: Path_) -> Any:
+        """The value at `path` as TOML gave it (None when absent), for fields of more than one type."""
+        return self._get(path)
+
     def _get(self, path: Path_) -> Any:
         node: Any = self.data
         for part in path:
@@ -274,12 +302,19 @@ def parse_config(text: str, source: Path = Path("tournament.toml")) -> Tournamen
         raise ConfigError(f"TOML syntax: {message}", source=str(source), line=line) from None
     reader = _Reader(data, text, str(source))
     reader.unknown_keys((), {"tournament", "rules", "clock", "sprt", "entrants", "teams"})
-    entrants = _entrants(reader)
+    entrants = _entrants(reader, source.parent)
     teams = _teams(reader, entrants)
     return _tournament(reader, source, entrants, teams)
 
 
-def _entrants(reader: _Reader) -> tuple[Entrant, ...]:
+_ENTRANT_KEYS = {
+    "name", "bot", "remote", "processes", "token_file", "command", "workdir", "serves_many", "per_seat",
+    "cpu_seconds", "memory_mb", "cpus",
+}  # fmt: skip
+_LOCAL_ONLY = ("command", "workdir", "serves_many", "per_seat", "cpu_seconds", "memory_mb", "cpus")
+
+
+def _entrants(reader: _Reader, base: Path) -> tuple[Entrant, ...]:
     raw = reader.data.get("entrants")
     if raw is None:
         raise reader.error(("entrants",), "give at least two [[entrants]]")
@@ -289,7 +324,7 @@ def _entrants(reader: _Reader) -> tuple[Entrant, ...]:
     for index in range(len(raw)):
         here: Path_ = ("entrants", index)
         reader.table(here, required=True)
-        reader.unknown_keys(here, {"name", "bot", "remote", "processes", "token_file"})
+        reader.unknown_keys(here, _ENTRANT_KEYS)
         name = reader.get((*here, "name"), str)
         if name is None:
             raise reader.error(here, "every entrant needs a name")
@@ -299,26 +334,136 @@ def _entrants(reader: _Reader) -> tuple[Entrant, ...]:
             raise reader.error((*here, "name"), f"{name!r} is the name of an earlier entrant too")
         remote = reader.get((*here, "remote"), bool, False)
         bot = reader.get((*here, "bot"), str, "")
+        command = _command(reader, here)
         if remote and bot:
             raise reader.error(
                 (*here, "bot"), "a remote entrant connects by itself: give bot or remote, not both"
             )
-        if not remote and not bot:
-            raise reader.error(here, 'give bot = "MODULE:CLASS" (a local Bot class) or remote = true')
+        if remote:
+            for key in _LOCAL_ONLY:
+                if key in reader.table(here):
+                    raise reader.error(
+                        (*here, key), "a remote entrant runs on its own machine: this is for local entrants"
+                    )
+        if bot and command:
+            raise reader.error(
+                (*here, "command"), 'give bot = "MODULE:CLASS" (a Python Bot class) or a command, not both'
+            )
+        if not remote and not bot and not command:
+            raise reader.error(
+                here,
+                'give bot = "MODULE:CLASS" (a local Bot class), command = "..." (a program in any '
+                "language) or remote = true",
+            )
         if bot and not BOT_SPEC.fullmatch(bot):
             raise reader.error(
                 (*here, "bot"), f"expected MODULE:CLASS, e.g. clients.random_bot:RandomBot, not {bot!r}"
             )
-        processes = reader.get((*here, "processes"), int, 1)
+        serves_many = reader.get((*here, "serves_many"), bool, False)
+        per_seat = reader.get((*here, "per_seat"), bool, False)
+        if serves_many and not command:
+            raise reader.error(
+                (*here, "serves_many"), "says how a command takes its seats: give it with command"
+            )
+        if per_seat and not bot:
+            raise reader.error(
+                (*here, "per_seat"),
+                "gives a bot = entrant a process per seat (a command without serves_many has one already)",
+            )
+        if command:
+            _check_placeholders(reader, (*here, "command"), command, serves_many)
+        given_processes = reader.get((*here, "processes"), int)
+        processes = 1 if given_processes is None else given_processes
         if not 1 <= processes <= 16:
             raise reader.error((*here, "processes"), f"must be 1 to 16, not {processes}")
+        if given_processes is not None and (per_seat or (command and not serves_many)):
+            raise reader.error(
+                (*here, "processes"),
+                "this entrant starts a process per seat: processes = N is for one that serves many seats",
+            )
         token_file = reader.get((*here, "token_file"), str, "")
         if token_file and not remote:
             raise reader.error((*here, "token_file"), "only a remote entrant receives its tokens in a file")
-        found.append(Entrant(name, bot, remote, processes, token_file))
+        workdir = reader.get((*here, "workdir"), str)
+        if workdir is not None and not command:
+            raise reader.error((*here, "workdir"), "is the folder a command runs in: give it with command")
+        found.append(
+            Entrant(
+                name,
+                bot,
+                remote,
+                processes,
+                token_file,
+                command=command,
+                workdir=(base / (workdir or ".")) if command else None,
+                serves_many=serves_many,
+                per_seat=per_seat,
+                **_limits(reader, here),
+            )
+        )
     if len(found) < 2 and reader.data.get("teams") is None:
         raise reader.error(("entrants",), "a tournament needs at least two entrants")
     return tuple(found)
+
+
+def _command(reader: _Reader, here: Path_) -> tuple[str, ...]:
+    """`command`, as a string split like a shell would (no shell runs it) or an array of arguments."""
+    path = (*here, "command")
+    raw = reader.raw(path)
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        try:
+            parts = shlex.split(raw)
+        except ValueError as error:
+            raise reader.error(path, f"cannot split {raw!r} into arguments: {error}") from None
+    elif isinstance(raw, list) and all(isinstance(part, str) for part in raw):
+        parts = list(raw)
+    else:
+        raise reader.error(
+            path,
+            f'must be a string such as "node bot.js {{server}} {{token}}" or an array of strings, '
+            f"not {_show(raw)}",
+        )
+    if not parts or not parts[0]:
+        raise reader.error(path, 'give the program and its arguments, e.g. "node bot.js {server} {token}"')
+    return tuple(parts)
+
+
+def _check_placeholders(reader: _Reader, path: Path_, command: tuple[str, ...], serves_many: bool) -> None:
+    known = ", ".join("{" + key + "}" for key in PLACEHOLDERS)
+    for key in placeholders_in(command):
+        if key not in PLACEHOLDERS:
+            raise reader.error(
+                path,
+                f"unknown placeholder {{{key}}} (known: {known}); put code with braces in a script file",
+            )
+        if serves_many and key in PER_SEAT:
+            raise reader.error(
+                path,
+                f"{{{key}}} differs per seat, but a command that serves many seats reads them on its "
+                "standard input (TOKEN NAME RNG_SEED lines): drop it, or drop serves_many",
+            )
+
+
+def _limits(reader: _Reader, here: Path_) -> dict[str, Any]:
+    """cpu_seconds, memory_mb and cpus: each process's share of the machine."""
+    cpu_seconds = reader.get((*here, "cpu_seconds"), int)
+    if cpu_seconds is not None and not 1 <= cpu_seconds <= 86_400:
+        raise reader.error(
+            (*here, "cpu_seconds"), f"must be 1 to 86400 seconds of CPU time per process, not {cpu_seconds}"
+        )
+    memory_mb = reader.get((*here, "memory_mb"), int)
+    if memory_mb is not None and not 16 <= memory_mb <= 1_048_576:
+        raise reader.error((*here, "memory_mb"), f"must be 16 to 1048576 MiB per process, not {memory_mb}")
+    cpus = reader.get((*here, "cpus"), list, [])
+    if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in cpus):
+        raise reader.error((*here, "cpus"), "give CPU numbers from 0, e.g. cpus = [0, 1]")
+    if "cpus" in reader.table(here) and not cpus:
+        raise reader.error((*here, "cpus"), "give at least one CPU, or leave cpus out to use them all")
+    if len(set(cpus)) != len(cpus):
+        raise reader.error((*here, "cpus"), f"names a CPU twice: {cpus}")
+    return {"cpu_seconds": cpu_seconds, "memory_mb": memory_mb, "cpus": tuple(cpus)}
 
 
 def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
@@ -523,5 +668,5 @@ def describe(config: TournamentConfig) -> Mapping[str, Any]:
         "preset": config.preset,
         "rules_overrides": config.rules_overrides,
         "teams": {t.name: list(t.players) for t in config.teams},
-        "bots": {e.name: ("remote" if e.remote else e.bot) for e in config.entrants},
+        "bots": {e.name: e.code for e in config.entrants},
     }

@@ -158,11 +158,16 @@ class GameHost:
         address = self.running.address
         if advertise:
             address = f"{advertise}:{self.running.port}"
-        self.bots = {
-            entrant.name: EntrantProcesses(entrant, self.running.address, self.log_dir)
-            for entrant in self.config.entrants
-            if not entrant.remote
-        }
+        try:
+            self.bots = {
+                entrant.name: EntrantProcesses(entrant, self.running.address, self.log_dir)
+                for entrant in self.config.entrants
+                if not entrant.remote
+            }
+        except ValueError as error:  # limits this machine cannot apply (its CPUs, say)
+            await self.running.stop()
+            self.running = None
+            raise HostError(f"host {self.name}: {error}") from None
         self._advertised = self.address = address
         return address
 

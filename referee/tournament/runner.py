@@ -14,18 +14,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
 import sys
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from referee import log
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.serve import freeze_startup_heap
 from referee.server.service import Traffic
+from referee.tournament.bots import build_identity
 from referee.tournament.commitments import COMMITMENTS_FILE, game_salts, write_commitments
 from referee.tournament.config import Entrant, TournamentConfig, describe
 from referee.tournament.host import (
@@ -43,7 +46,7 @@ from referee.tournament.report import Standings, compute_standings, format_table
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
 from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
 from referee.tournament.stats import PairingVerdict, pairing_verdict
-from referee.tournament.store import GameRow, Store, StoreError
+from referee.tournament.store import EntrantBuild, GameRow, Store, StoreError
 
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
@@ -117,6 +120,9 @@ class Tournament:
                     "`tichu tournament resume`, or give another database path"
                 )
         self.run_id = self.store.start_run("resume" if resume else "run", os.getpid())
+        self.store.record_builds(
+            self.run_id, [_build(e, self.config.source.parent) for e in self.config.entrants]
+        )
         self._salts = game_salts(self.store.salt_key(), self.schedule)
         write_commitments(self.schedule, self._salts, self.config.output_dir / COMMITMENTS_FILE)
         first = {p.index: p.first.name for p in self.pairings}
@@ -420,6 +426,13 @@ class Tournament:
     def close(self) -> None:
         """Close the database."""
         self.store.close()
+
+
+def _build(entrant: Entrant, base: Path) -> EntrantBuild:
+    """What the entrant runs as: its bot class or command line, the file hashed, and the hash."""
+    kind, hashed, sha256 = build_identity(entrant, base)
+    declared = entrant.bot or shlex.join(entrant.command)
+    return EntrantBuild(entrant.name, kind, f"{declared} ({hashed})" if hashed else declared, sha256)
 
 
 def _boards(games: Iterable[GameSpec]) -> list[list[GameSpec]]:

@@ -13,8 +13,9 @@ import sys
 import pytest
 
 from referee.checkbot.checks import all_checks
-from referee.checkbot.kit import Settings, bot_command, filled, run_kit
+from referee.checkbot.kit import Settings, bot_command, run_kit
 from referee.checkbot.report import Report, Verdict
+from referee.commands import filled
 
 # Several checks at once: most of a check is waiting (held requests, deadlines), not computing.
 SETTINGS = Settings(parallel=4)
