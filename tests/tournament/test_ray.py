@@ -41,9 +41,24 @@ stop_early = false
 {RANDOM}{HEURISTIC}"""
 
 
-def _config(folder: Path) -> TournamentConfig:
+def _config(folder: Path, text: str = CONFIG) -> TournamentConfig:
     folder.mkdir(parents=True, exist_ok=True)
-    return parse_config(CONFIG, folder / "t.toml")
+    return parse_config(text, folder / "t.toml")
+
+
+def _node_config(monkeypatch: pytest.MonkeyPatch) -> str:
+    """CONFIG with the Node example bot (examples/node, a command) in RandomBot's place."""
+    from tests.server.test_node_example import NODE, NPM, ROOT, installed_example
+
+    if NODE is None or NPM is None:
+        pytest.skip("node and npm are not installed (apt-get install nodejs npm): no Node bot to run")
+    folder = installed_example()
+    # The bot's copy is not beside proto/; set before Ray starts its nodes, which inherit it.
+    monkeypatch.setenv("TICHU_PROTO_DIR", str(ROOT / "proto"))
+    node = (
+        f'\n[[entrants]]\nname = "node"\ncommand = "node bot.js {{server}} {{token}}"\nworkdir = "{folder}"\n'
+    )
+    return CONFIG.replace(RANDOM, node)
 
 
 def _scores(config: TournamentConfig) -> dict[str, tuple[int | None, int | None]]:
@@ -62,9 +77,10 @@ def _standings(config: TournamentConfig) -> str:
         store.close()
 
 
-def _play_here(folder: Path) -> TournamentConfig:
-    config = _config(folder)
-    assert run_tournament(config, resume=False, out=io.StringIO(), live=False) == 0
+def _play_here(folder: Path, text: str = CONFIG) -> TournamentConfig:
+    config = _config(folder, text)
+    out = io.StringIO()
+    assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
     return config
 
 
@@ -77,9 +93,13 @@ def test_parse_ray_target() -> None:
             parse_ray_target(wrong)
 
 
-def test_ray_local_two_nodes_stores_the_scores_of_one_process(tmp_path: Path) -> None:
-    here = _play_here(tmp_path / "here")
-    config = _config(tmp_path / "ray")
+def test_ray_local_two_nodes_stores_the_scores_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One entrant is not Python: the Node example bot, run as a command on each host.
+    text = _node_config(monkeypatch)
+    here = _play_here(tmp_path / "here", text)
+    config = _config(tmp_path / "ray", text)
     fleet = RayFleet(RayTarget("", 2))
     out = io.StringIO()
     assert run_tournament(config, resume=False, out=out, live=False, fleet=fleet) == 0, out.getvalue()
@@ -93,6 +113,11 @@ def test_ray_local_two_nodes_stores_the_scores_of_one_process(tmp_path: Path) ->
     # The store names each game's host (machine/node/index): both nodes played.
     assert len({host.split("/")[1] for host in hosts}) == 2, hosts
     assert _standings(config) == _standings(here)
+    store = Store(config.database)
+    try:
+        assert {"node", "heuristic"} == {p for game in store.games() for p in game.players}
+    finally:
+        store.close()
 
 
 class _NodeKiller(RayFleet):
