@@ -132,6 +132,10 @@ class TournamentConfig:
     teams: tuple[Team, ...]
     source: Path = field(default=Path("tournament.toml"))
     signing_key: Path | None = None  # the Ed25519 private key that signs every game's replay
+    # The certificate and key remote entrants' bots are served with (TLS); local bots use a
+    # plaintext port on loopback beside it. None: plaintext for all, as before.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
     @property
     def boards_per_pairing(self) -> int:
@@ -505,7 +509,7 @@ def _tournament(
         {
             "name", "seed", "format", "candidate", "games_per_pairing", "hands_per_pairing", "duplicate",
             "concurrency", "database", "replay_dir", "output_dir", "listen", "game_timeout_s",
-            "start_timeout_s", "signing_key",
+            "start_timeout_s", "signing_key", "tls_cert", "tls_key",
         },
     )  # fmt: skip
     name = reader.get((*top, "name"), str, source.stem)
@@ -538,6 +542,10 @@ def _tournament(
     if not re.fullmatch(r"[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}", listen):
         raise reader.error((*top, "listen"), f"expected host:port, not {listen!r}")
     base = source.parent
+    tls = {key: reader.get((*top, key), str) for key in ("tls_cert", "tls_key")}
+    if (tls["tls_cert"] is None) != (tls["tls_key"] is None):
+        given, missing = ("tls_cert", "tls_key") if tls["tls_key"] is None else ("tls_key", "tls_cert")
+        raise reader.error((*top, given), f"TLS needs both tls_cert and tls_key: give {missing} too")
     folder = Path("tournaments") / "out" / name
     return TournamentConfig(
         name=name,
@@ -562,6 +570,8 @@ def _tournament(
         teams=teams,
         source=source,
         signing_key=None if (key := reader.get((*top, "signing_key"), str)) is None else base / key,
+        tls_cert=None if tls["tls_cert"] is None else base / tls["tls_cert"],
+        tls_key=None if tls["tls_key"] is None else base / tls["tls_key"],
     )
 
 

@@ -146,7 +146,12 @@ class GameHost:
             self.running = await start_server(
                 self.listen,
                 token,
-                insecure=True,
+                tls_cert=self.config.tls_cert,
+                tls_key=self.config.tls_key,
+                insecure=self.config.tls_cert is None,
+                # With TLS for the remote bots, this host's own bots still talk plaintext on
+                # loopback: they are on this machine, and need no certificate for its name.
+                plaintext_loopback=self.config.tls_cert is not None,
                 defaults=self.config.clock,
                 on_record=self._on_record,
                 replay_dir=self.replay_dir,
@@ -158,9 +163,10 @@ class GameHost:
         address = self.running.address
         if advertise:
             address = f"{advertise}:{self.running.port}"
+        local = self.running.loopback_address or self.running.address
         try:
             self.bots = {
-                entrant.name: EntrantProcesses(entrant, self.running.address, self.log_dir)
+                entrant.name: EntrantProcesses(entrant, local, self.log_dir)
                 for entrant in self.config.entrants
                 if not entrant.remote
             }

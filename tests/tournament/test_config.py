@@ -134,3 +134,17 @@ def test_fingerprint_follows_what_decides_the_games() -> None:
         base.fingerprint() == parse_config(GOOD.replace("concurrency = 4", "concurrency = 2")).fingerprint()
     )
     assert base.fingerprint() != parse_config(GOOD.replace('seed = "s"', 'seed = "t"')).fingerprint()
+
+
+def test_tls_needs_both_the_certificate_and_the_key() -> None:
+    error = _error(GOOD.replace("concurrency = 4", 'concurrency = 4\ntls_cert = "cert.pem"'))
+    assert (error.line, error.field) == (6, "tournament.tls_cert")
+    assert "give tls_key too" in str(error)
+    config = parse_config(
+        GOOD.replace("concurrency = 4", 'tls_cert = "c.pem"\ntls_key = "k.pem"'), Path("dir/t.toml")
+    )
+    assert (config.tls_cert, config.tls_key) == (Path("dir/c.pem"), Path("dir/k.pem"))
+    assert (
+        config.fingerprint()
+        == parse_config(GOOD.replace("concurrency = 4", ""), Path("t.toml")).fingerprint()
+    )

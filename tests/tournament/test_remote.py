@@ -12,7 +12,7 @@ from pathlib import Path
 
 from referee.tournament.config import parse_config
 from referee.tournament.runner import run_tournament
-from referee.tournament.store import Store
+from referee.tournament.store import GameRow, Store
 from tests.tournament.support import OUTPUTS, REPO, entrant
 
 
@@ -36,7 +36,11 @@ def _feed(token_file: Path, worker: subprocess.Popen[bytes], stop: threading.Eve
         time.sleep(0.05)
 
 
-def test_remote_entrant_plays_from_its_token_file(tmp_path: Path) -> None:
+def _play_remote(
+    tmp_path: Path, security: list[str], tls: str = "", server: str = "127.0.0.1"
+) -> tuple[int, str, list[GameRow]]:
+    """A tournament of a remote entrant ("far": HeuristicBot in a worker fed from its token file,
+    connecting to `server` with `security`) against a local one: its exit code, output, games."""
     port = _free_port()
     config = parse_config(
         f"""
@@ -44,6 +48,7 @@ def test_remote_entrant_plays_from_its_token_file(tmp_path: Path) -> None:
 seed = "remote"
 games_per_pairing = 2
 listen = "127.0.0.1:{port}"
+{tls}
 {OUTPUTS}
 [rules]
 match_mode = "fixed_rounds:1"
@@ -57,7 +62,7 @@ token_file = "tokens.txt"
     )
     worker = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "tournament", "worker", "clients.heuristic_bot:HeuristicBot",
-         "--server", f"127.0.0.1:{port}", "--insecure"],
+         "--server", f"{server}:{port}", *security],
         cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     stop = threading.Event()
@@ -71,7 +76,6 @@ token_file = "tokens.txt"
         feeder.join(5)
         worker.kill()
         worker.wait(10)
-    assert code == 0, out.getvalue()
     tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8").splitlines()
     assert len(tokens) == 4  # two games, two seats of "far" in each
     assert all(line.split()[1] == "far" for line in tokens)
@@ -79,5 +83,35 @@ token_file = "tokens.txt"
     store = Store(config.database)
     games = store.games()
     store.close()
+    return code, out.getvalue(), games
+
+
+def test_remote_entrant_plays_from_its_token_file(tmp_path: Path) -> None:
+    code, out, games = _play_remote(tmp_path, ["--insecure"])
+    assert code == 0, out
     assert [g.status for g in games] == ["finished", "finished"]
     assert not any(g.forfeit for g in games)
+
+
+def _tls(tmp_path: Path, more: str = "") -> tuple[Path, str]:
+    from tests.clients.test_tls import certificate
+
+    cert, key = certificate(tmp_path, "referee", ("localhost",))
+    return cert, f'tls_cert = "{cert.name}"\ntls_key = "{key.name}"\n{more}'
+
+
+def test_remote_entrant_plays_over_tls_while_local_bots_use_loopback(tmp_path: Path) -> None:
+    cert, tls = _tls(tmp_path)
+    # The remote worker trusts only the tournament's certificate, and connects by its name.
+    code, out, games = _play_remote(tmp_path, ["--ca-file", str(cert)], tls, server="localhost")
+    assert code == 0, out
+    assert [g.status for g in games] == ["finished", "finished"]
+    assert not any(g.forfeit for g in games)  # the local bot's seats played too, on loopback
+
+
+def test_a_plaintext_worker_cannot_play_a_tls_tournament(tmp_path: Path) -> None:
+    _, tls = _tls(tmp_path, "start_timeout_s = 5")
+    code, out, games = _play_remote(tmp_path, ["--insecure"], tls)
+    assert code == 1
+    assert [g.status for g in games] == ["pending", "pending"]
+    assert out.count("not every seat connected within 5 s") == 2
