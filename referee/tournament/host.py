@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import importlib.util
 import json
 import secrets
 import socket
@@ -92,7 +93,12 @@ def code_hash(packages: Iterable[str] = CODE_PACKAGES) -> str:
     tournament."""
     digest = hashlib.sha256()
     for package in packages:
-        root = Path(__import__(package).__file__ or "").parent
+        # Found, not imported: the referee does not import the SDK (clients), it hashes it.
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            digest.update(f"{package}: not installed\0".encode())
+            continue
+        root = Path(spec.origin).parent
         for path in sorted(root.rglob("*.py")):
             digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")

@@ -181,3 +181,24 @@ def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) 
         assert game.attempts > attempt.attempt and worker_node not in game.host
     assert _scores(config) == _scores(here)
     assert _standings(config) == _standings(here)
+
+
+def test_a_host_that_runs_other_code_refuses_to_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.tournament.cluster import _HostActor
+    from referee.tournament.host import code_hash
+
+    package = tmp_path / "somebot"
+    package.mkdir()
+    (package / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = code_hash(["somebot"])
+    (package / "__init__.py").write_text("X = 2\n")
+    assert code_hash(["somebot"]) != before  # a changed file changes the hash
+    assert code_hash(["somebot", "referee"]) != code_hash(["somebot"])
+
+    actor = _HostActor(_config(tmp_path / "host"), "h", 1, "127.0.0.1:0")
+    address, found = asyncio.run(actor.start("0" * 64, ""))
+    assert (address, found) == ("", code_hash())  # it started nothing, and says what it runs
+    assert actor.host.running is None
+    asyncio.run(actor.stop())
+    assert not actor.folder.exists()
