@@ -11,7 +11,7 @@ SQLite results, the replays and the standings in DIR.
 CPU per hand is the whole tournament's CPU time (user + system, from getrusage) over the hands
 played: this process (the referee, the runner, the store) and the bot worker processes. The
 runner waits for every worker it started before it returns (it closes their input, then kills
-the ones still running after WORKER_STOP_S), so their CPU time is in RUSAGE_CHILDREN by then;
+the ones still running after bots.WORKER_STOP_S), so their CPU time is in RUSAGE_CHILDREN by then;
 the bench checks that no child process is left, and says so if one is.
 
 It also prints the messages per hand by kind (the referee's service counts every write and
