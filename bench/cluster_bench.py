@@ -75,7 +75,7 @@ def measure(config: TournamentConfig, fleet: Fleet | None) -> tuple[float, float
     return len(games) / max(last - first, 1e-9) * 3600, wall, len(games)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the one-process tournament and each cluster's, print games per hour side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2], help="local cluster sizes")
@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="deals per game")
     parser.add_argument("--games-per-host", type=int, default=2)
     parser.add_argument("--think", action="store_true", help="bots that think 100 ms a turn")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     # The hosts' bot workers import bench.thinking_bot: from this checkout, wherever Ray starts them.
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     cpus = os.cpu_count() or 1
@@ -108,7 +108,9 @@ def main() -> None:
     for label, _, in_flight, games, rate, wall in rows:
         print(f"  {label:<14} {in_flight:>9} {games:>6} {rate:>11,.0f} {rate / base:>6.2f}x {wall:>7.1f}")
     print("  (games/hour from the first game's start to the last one's end: cluster start-up excluded)")
-    command = " ".join(["python", "bench/cluster_bench.py", *sys.argv[1:]])
+    command = " ".join(
+        [".venv/bin/python", "bench/cluster_bench.py", *(sys.argv[1:] if argv is None else argv)]
+    )
     print(f"Reproduce: {command}")
 
 

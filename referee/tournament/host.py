@@ -132,12 +132,13 @@ class GameHost:
         self._games: dict[str, tuple[GameOrder, Table, float]] = {}
         self._refused: dict[str, GameOutcome] = {}
         self._advertised = ""
+        self._traffic = Traffic()
         self.address = ""  # where bots connect, once started
 
     @property
     def traffic(self) -> Traffic:
-        """The referee's Play streams so far (the bench reads it)."""
-        return Traffic() if self.running is None else self.running.service.traffic
+        """The referee's Play streams so far, kept after it stopped (the bench reads it then)."""
+        return self._traffic if self.running is None else self.running.service.traffic
 
     async def start(self, advertise: str = "") -> str:
         """Start the referee and the bot processes; the address bots connect to.
@@ -306,6 +307,7 @@ class GameHost:
         await asyncio.gather(*(processes.stop() for processes in self.bots.values()))
         if self.running is not None:
             await self.running.stop()
+            self._traffic = self.running.service.traffic
             self.running = None
 
 
