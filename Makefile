@@ -87,7 +87,7 @@ fast: $(STAMP)
 pure:
 	rm -f referee/rules/*.so referee/*.so
 
-bench: $(STAMP)
+bench: $(RAY_STAMP)
 	$(MAKE) $(COMPILED)/.built || echo "bench: no compiled build (no C compiler?): the pure engine only"
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/bots.py
@@ -96,6 +96,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/replay_bench.py
 	$(BIN)/python bench/proof_bench.py
 	$(BIN)/python bench/tournament_bench.py
+	$(BIN)/python bench/cluster_bench.py
 
 # The stubs, and the JSON Schema of the payloads (proto/tichu/v1/schema/), from the engine's types.
 proto: $(STAMP)
