@@ -13,20 +13,14 @@ from referee.tournament.config import parse_config
 from referee.tournament.schedule import build_schedule
 from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
 from referee.tournament.store import EntrantBuild, GameResult, Store, StoreError
+from tests.tournament.support import entrant
 
-CONFIG = """\
-[tournament]
-seed = "s"
-games_per_pairing = 4
-
-[[entrants]]
-name = "a"
-bot = "clients.random_bot:RandomBot"
-
-[[entrants]]
-name = "b"
-bot = "clients.heuristic_bot:HeuristicBot"
-"""
+# Two entrants, four games: the store's schedule, with no game played by a referee here.
+CONFIG = (
+    '[tournament]\nseed = "s"\ngames_per_pairing = 4\n'
+    + entrant("a", "clients.random_bot:RandomBot")
+    + entrant("b", "clients.heuristic_bot:HeuristicBot")
+)
 
 
 @pytest.fixture
