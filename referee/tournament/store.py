@@ -2,7 +2,8 @@
 
 The database is the tournament's memory: the schedule is written first (every game `pending`),
 a game becomes `running` when an attempt at it starts and `finished` with its result in one
-transaction; each round's score is committed as the referee scores it. WAL mode with
+transaction, its rounds' scores just before it (a host, perhaps on another machine, sends them
+back with the result). WAL mode with
 synchronous=NORMAL keeps every committed row through a killed process; only games that were
 running when the process died are played again on resume (their partial rounds are cleared).
 
