@@ -91,6 +91,10 @@ class _HostActor:
             return "", found
         return await self.host.start(advertise), found
 
+    async def logs(self) -> str:
+        """Where this host's bots' logs are, on its machine."""
+        return self.host.logs
+
     async def open(self, order: GameOrder) -> list[RemoteSeat]:
         """GameHost.open."""
         return await self.host.open(order)
@@ -104,9 +108,10 @@ class _HostActor:
         return self.host.traffic
 
     async def stop(self) -> None:
-        """Stop the host and remove its folder (its bots' logs go with it: see the README)."""
+        """Stop the host and remove its replays (the coordinator has them); its bots' logs stay
+        on this machine, in the folder the coordinator printed."""
         await self.host.stop()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.folder / "replays", ignore_errors=True)
 
 
 class RayHost:
@@ -118,6 +123,7 @@ class RayHost:
         self.capacity = capacity
         self.node_id = node_id
         self.address = ""
+        self.logs = ""
         self.lost = False
 
     async def _call(self, method: str, *args: Any) -> Any:
@@ -198,6 +204,7 @@ class RayFleet:
                     f"here {expected[:12]}): install the same release (or checkout) on every node"
                 )
             host.address = address
+            host.logs = await host.actor.logs.remote()
             self.hosts.append(host)
         return list(self.hosts)
 

@@ -133,7 +133,8 @@ class GameHost:
         self._refused: dict[str, GameOutcome] = {}
         self._advertised = ""
         self._traffic = Traffic()
-        self.address = ""  # where bots connect, once started
+        self.address = ""
+        self.logs = str(self.log_dir)  # where bots connect, once started
 
     @property
     def traffic(self) -> Traffic:
@@ -334,6 +335,7 @@ class Host(Protocol):
     name: str
     address: str
     capacity: int
+    logs: str  # where its bots' logs are, on its machine
 
     async def open(self, order: GameOrder) -> list[RemoteSeat]:
         """Create the game and seat the local bots; the seats remote bots play."""

@@ -210,7 +210,11 @@ class Tournament:
             raise TournamentError(str(error)) from None
         freeze_startup_heap()
         for host in hosts:
-            print(f"Host {host.name}: referee on {host.address}", file=self.out, flush=True)
+            print(
+                f"Host {host.name}: referee on {host.address}, bot logs in {host.logs}",
+                file=self.out,
+                flush=True,
+            )
         return hosts
 
     @property

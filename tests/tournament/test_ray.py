@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -112,6 +114,11 @@ def test_ray_local_two_nodes_stores_the_scores_of_one_process(
         store.close()
     # The store names each game's host (machine/node/index): both nodes played.
     assert len({host.split("/")[1] for host in hosts}) == 2, hosts
+    # Each host's bots' logs stay on its machine, where the coordinator said they are.
+    folders = re.findall(r"^Host \S+: referee on \S+, bot logs in (\S+)$", out.getvalue(), re.M)
+    assert len(folders) == 2 and all(any(Path(f).glob("*-node.log")) for f in folders), folders
+    for folder in folders:
+        shutil.rmtree(Path(folder).parent)
     assert _standings(config) == _standings(here)
     store = Store(config.database)
     try:
@@ -201,4 +208,5 @@ def test_a_host_that_runs_other_code_refuses_to_play(tmp_path: Path, monkeypatch
     assert (address, found) == ("", code_hash())  # it started nothing, and says what it runs
     assert actor.host.running is None
     asyncio.run(actor.stop())
-    assert not actor.folder.exists()
+    assert not (actor.folder / "replays").exists()  # the coordinator has them; the logs stay
+    shutil.rmtree(actor.folder)
