@@ -258,11 +258,6 @@ class RayFleet:
         hosts = f"{len(self.hosts)} hosts" if self.hosts else "a host per CPU"
         return f"on Ray ({self.target}): {hosts}, {self.games_per_host} games each at a time"
 
-    @property
-    def cluster(self) -> Any:
-        """The local cluster (`local:N`), for a test that takes a node away."""
-        return self._cluster
-
 
 def _add_traffic(total: Traffic, more: Traffic) -> Traffic:
     return Traffic(

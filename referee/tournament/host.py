@@ -245,11 +245,6 @@ class GameHost:
         self.running.service.forget(match_id)
         return outcome
 
-    async def play(self, order: GameOrder) -> GameOutcome:
-        """Open a game and wait for its end (a game with no remote seats)."""
-        await self.open(order)
-        return await self.finish(order.match_id)
-
     def _outcome(
         self,
         order: GameOrder,
