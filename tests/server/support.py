@@ -97,10 +97,13 @@ async def referee(
     now: Callable[[], float] | None = None,
     replay_dir: Path | None = None,
     signing_key: Path | None = None,
+    hello_timeout_s: float | None = None,
 ) -> AsyncIterator[Referee]:
     """A referee on a free local port, plaintext, and a channel to it (writing replays to
     `replay_dir` and signing them with `signing_key` when given)."""
     extra: dict[str, Any] = {} if now is None else {"now": now}
+    if hello_timeout_s is not None:
+        extra["hello_timeout_s"] = hello_timeout_s
     if replay_dir is not None:
         extra["replay_dir"] = replay_dir
     if signing_key is not None:
