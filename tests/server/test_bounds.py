@@ -14,7 +14,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from referee.match import PROTOCOL_VERSION
-from referee.server.limits import LIMITS, MAX_RECEIVE_BYTES
+from referee.server.limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
 from referee.server.serve import start_server
 from referee.server.throttle import BURST
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -126,19 +126,20 @@ def test_create_match_settings_out_of_range_are_refused_naming_the_field_and_ran
     async def scenario() -> None:
         async with referee() as ref:
             clock = pb.ClockSettings
-            # Settings CreateMatch must refuse (window_ms=5, decision_ms=0...): no match is made
-            # with them and no test waits on them.
+            # Settings CreateMatch must refuse, each just past its bound: no match is made with
+            # them and no test waits on them.
+            shortest = {name: RANGES[f"clock.{name}"].least - 1 for name in ("decision_ms", "window_ms")}
             cases: list[tuple[dict[str, Any], str]] = [
                 ({"rules_json": '{"target_score": 0}'}, "rules.target_score is 0; it must be 1 to 100,000"),
                 ({"rules_json": '{"target_score": -5}'}, "rules.target_score is -5"),
                 ({"rules_json": '{"target_score": 1000000000}'}, "rules.target_score"),
                 ({"rules_json": '{"match_mode": "fixed_rounds:100000"}'}, "rules.fixed_rounds"),
                 ({"rules_json": '{"double_victory_points": -1}'}, "rules.double_victory_points"),
-                ({"clock": clock(decision_ms=0)}, "CreateMatchRequest.clock.decision_ms is 0"),
+                ({"clock": clock(decision_ms=shortest["decision_ms"])}, "decision_ms is 99; it must be"),
                 ({"clock": clock(decision_ms=4_000_000_000)}, "100 to 3,600,000"),
                 ({"clock": clock(heartbeat_interval_ms=1)}, "0 (no pings) or 500 to"),
                 ({"clock": clock(heartbeat_timeout_ms=0)}, "clock.heartbeat_timeout_ms"),
-                ({"clock": clock(window_ms=5)}, "clock.window_ms"),
+                ({"clock": clock(window_ms=shortest["window_ms"])}, "clock.window_ms is 99"),
                 ({"clock": clock(grace_ms=10_000_000)}, "clock.grace_ms"),
                 ({"clock": clock(start_timeout_ms=10)}, "clock.start_timeout_ms"),
                 ({"watch_delay_events": 4_000_000_000}, "watch_delay_events"),
