@@ -6,7 +6,9 @@
   but in the SDK's connector and the scripted seat (the tests' and benchmarks' wire-level client);
   in referee/server, the generated stubs only in the codec, the service and serve.
 - referee never imports clients (the SDK's commands reach `tichu` as entry points).
-- no module of referee/ or clients/ is over MAX_LINES lines (the generated stubs aside).
+- no class of referee/ or clients/ is over MAX_CLASS_LINES lines (the generated stubs aside):
+  size follows concepts, so a module may be as long as its concept, but a class that long holds
+  two. The ones over it today (OVERSIZED) may shrink, never grow.
 - replay records are read through the schema (referee/match/records.py and its field readers)
   only: nowhere else is a JSON object asked for its "kind".
 """
@@ -26,7 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 REFEREE = ROOT / "referee"
 CLIENTS = ROOT / "clients"
 GENERATED = REFEREE / "wire" / "tichu"
-MAX_LINES = 900
+MAX_CLASS_LINES = 500
+# Classes past the bound, each with the most it may have until it is cut along its seam (issue 23:
+# Match's seats and streams apart from its decisions).
+OVERSIZED = {"referee/match/core.py:Match": 800}
 WIRE = ("google.protobuf", "grpc", "grpc_tools", "referee.wire", "referee.server")
 # The clients that speak the wire themselves: the SDK's connector and the scripted test seat;
 # the tournament worker runs the connector.
@@ -129,9 +134,24 @@ ALL_FILES = [*python_files(REFEREE), *python_files(CLIENTS)]
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=[str(p.relative_to(ROOT)) for p in ALL_FILES])
-def test_no_module_is_over_the_size_limit(path: Path) -> None:
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines (at most {MAX_LINES})"
+def test_no_class_is_over_the_size_limit(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+            name = f"{path.relative_to(ROOT).as_posix()}:{node.name}"
+            most = OVERSIZED.get(name, MAX_CLASS_LINES)
+            lines = node.end_lineno - node.lineno + 1
+            assert lines <= most, f"{name} has {lines} lines (at most {most}): cut it along its seam"
+
+
+def test_the_oversized_classes_still_exist() -> None:
+    # An entry for a class that was cut or renamed would let a new class of that name grow unchecked.
+    for name in OVERSIZED:
+        module, cls = name.split(":")
+        classes = {
+            n.name for n in ast.walk(ast.parse((ROOT / module).read_text())) if isinstance(n, ast.ClassDef)
+        }
+        assert cls in classes, f"{name} is gone: drop it from OVERSIZED"
 
 
 def test_the_sdk_keeps_no_fold_of_its_own() -> None:

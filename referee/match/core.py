@@ -59,6 +59,7 @@ from referee.match.messages import (
     Snapshot,
     Stop,
     Welcome,
+    Withdraw,
     Write,
 )
 from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window, sole_action
@@ -288,6 +289,8 @@ class Match:
                 self._close(slot.stream, "UNAVAILABLE", item.details)
         elif isinstance(item, Stop):
             self._stop(item.reason)
+        elif isinstance(item, Withdraw) and 0 <= item.seat < self.players:
+            self._withdrawn(self._seats[item.seat], item.reason, now)
         # A Tick brings only the time.
 
     def _is_over(self) -> bool:
@@ -433,6 +436,15 @@ class Match:
         absent = [slot.seat for slot in self._seats if slot.stream is None]
         self._note("warning", "start_timed_out", absent=absent, start_timeout_ms=self.clock.start_timeout_ms)
         self._finish(now, *verdicts.no_show(absent, self.clock.start_timeout_ms), absent=absent)
+
+    def _withdrawn(self, slot: SeatState, why: str, now: float) -> None:
+        if slot.stream is not None or slot.abandoned:
+            return  # it is here after all (a new process connected), or already given up
+        self._note("warning", "seat_withdrawn", seat=slot.seat, reason=why)
+        if self.status == "waiting":
+            self._finish(now, *verdicts.withdrawn(slot.seat, why), absent=[slot.seat])
+        elif slot.away_since is not None:
+            self._grace_expired(slot, now)
 
     def _grace_expired(self, slot: SeatState, now: float) -> None:
         slot.abandoned = True

@@ -161,7 +161,17 @@ class Stop:
     reason: str = "the referee is shutting down"
 
 
-Input = Connect | Disconnect | Received | Delivered | Tick | Drop | End | Stop
+@dataclass(frozen=True, slots=True)
+class Withdraw:
+    """A seat's player is gone for good (its process ended and will not be started again), as
+    its host knows before any clock would: a seat that never connected forfeits at once, one
+    that was playing is abandoned at once."""
+
+    seat: int
+    reason: str
+
+
+Input = Connect | Disconnect | Received | Delivered | Tick | Drop | End | Stop | Withdraw
 
 
 # ----------------------------------------------------------------------------- to a seat

@@ -28,6 +28,12 @@ def no_show(absent: Sequence[int], start_timeout_ms: int) -> Verdict:
     return -1, -1, f"no contest: seats {seats} did not connect within {waited}"
 
 
+def withdrawn(seat: int, why: str) -> Verdict:
+    """A seat's player was gone for good before the game started: its team forfeits."""
+    team = team_of(seat)
+    return 1 - team, team, f"seat {seat} was gone before it connected ({why}): team {'AB'[team]} forfeits"
+
+
 def out_of_time(seat: int, count: int, limit: int) -> Verdict:
     """A seat's timeouts went past the match's limit: its team forfeits."""
     team = team_of(seat)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -54,10 +55,12 @@ class ReplayWriter:
     """
 
     def __init__(self, path: Path, *, keep_bytes: int | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = path
         if keep_bytes is None:
-            self._file = path.open("w", encoding="utf-8")
+            # Owner only: a live replay holds every hand (a tournament publishes it after the game).
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            self._file = os.fdopen(descriptor, "w", encoding="utf-8")
         else:
             self._file = path.open("r+", encoding="utf-8")
             self._file.truncate(keep_bytes)

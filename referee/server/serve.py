@@ -98,6 +98,7 @@ async def start_server(
     reflection_enabled: bool = True,
     hello_timeout_s: float = HELLO_TIMEOUT_S,
     plaintext_loopback: bool = False,
+    unix_socket: Path | None = None,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
@@ -108,7 +109,9 @@ async def start_server(
     grpc.health.v1 always answers; server reflection unless `reflection_enabled=False`. A Play
     stream that sends no Hello within `hello_timeout_s` is ended. With TLS, `plaintext_loopback`
     also opens a plaintext port on 127.0.0.1 (RunningServer.loopback_address) for bots on this
-    machine only: a tournament host's own workers, while remote bots come in over TLS."""
+    machine only: a tournament host's own workers, while remote bots come in over TLS.
+    `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
+    that a host's bots run in (referee.sandbox)."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -141,6 +144,8 @@ async def start_server(
                 loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
         else:
             port = server.add_insecure_port(address)
+        if unix_socket is not None and not server.add_insecure_port(f"unix:{unix_socket}"):
+            raise RuntimeError(f"cannot listen on the Unix socket {unix_socket}")
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port or (plaintext_loopback and tls_cert is not None and not loopback):

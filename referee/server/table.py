@@ -42,6 +42,7 @@ from referee.match.messages import (
     Send,
     Stop,
     Tick,
+    Withdraw,
     Write,
 )
 from referee.match.records import Line
@@ -252,6 +253,11 @@ class Table:
     def end(self, conn: Connection, code: str, details: str) -> None:
         """End a stream with a gRPC status (protocol abuse on it)."""
         self._feed(End(conn.stream, code, details), None)
+
+    def withdraw(self, seat: int, reason: str) -> None:
+        """The seat's player is gone for good (its process will not come back): a seat that never
+        connected forfeits now, one that was playing is abandoned now."""
+        self._feed(Withdraw(seat, reason), None)
 
     def drop(self, seat: int, details: str = "the stream was dropped") -> None:
         """End a seat's stream as a network failure would (UNAVAILABLE); the seat may reconnect."""

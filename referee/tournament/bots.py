@@ -10,9 +10,14 @@ An entrant is played either by shared processes or by one process per seat:
   when its seat is handed out and ended with its game; a command has its placeholders filled
   (referee.commands), a per-seat worker is given its one seat line and then the end of its input.
 
-Every process runs in a session (and process group) of its own, so that ending it ends what it
-started too, and within its entrant's limits (limits.py). One killed for a limit is not started
-again: its seats get the referee's defaults and forfeit as the referee's clock rules say.
+Every process runs in a session (and process group) of its own, in a cgroup of its own where the
+machine has one we may use (so that its limits hold for everything it starts and ending it ends
+all of that), within its entrant's limits (limits.py), and, unless the organiser turned it off, in
+a sandbox (referee.sandbox) where it sees no other process and none of the referee's files, and
+reaches only the referee's Unix socket. Its environment is an allow-list, never the runner's.
+One killed for a limit is not started again: its seats get the referee's defaults and forfeit as
+the referee's clock rules say. A seat whose process is down for good before the seat connected is
+reported (`on_down`), so that its game ends at once instead of at the start timeout.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 
 from referee import log
 from referee.commands import filled, placeholder_env
+from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment
 from referee.tournament.config import Entrant
-from referee.tournament.limits import Cgroups, Limits, Watchdog, exit_reason, launch_argv
+from referee.tournament.limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
 SEAT_STOP_S = 2.0  # a per-seat process has this long after SIGTERM before SIGKILL
@@ -39,6 +46,9 @@ MAX_RESTARTS = 5  # a bot that crashes again and again is not started a sixth ti
 SEAT_LOG_CAP = 1 << 20  # bytes of a per-seat process's output kept in its log
 WORKER_LOG_CAP = 64 << 20  # a shared worker lives the whole tournament: a larger cap
 _READ_CHUNK = 1 << 16
+CPU_TREE_SLACK_S = 0.5  # a tree's CPU over its limit by more than this is killed (one process: SIGXCPU first)
+# Called with (match id, seat, why) when a seat's process is down for good.
+DownHook = Callable[[str, int, str], None]
 
 
 class _StartError(Exception):
@@ -80,8 +90,9 @@ class _Run:
         self.pgid = process.pid  # start_new_session: the leader of a session and group of its own
         self.output = output
         self.limits = limits
-        self.cgroup: Path | None = None
+        self.cgroup: BotCgroup | None = None
         self.memory_exceeded = False
+        self.tree_cpu_exceeded = False
         self.over_limit = False  # set when it ended: it was killed for one of its limits
         self.ended_by_us = False
 
@@ -97,15 +108,17 @@ class _Run:
         limits: Limits,
         stdin: bool,
         output_too: bool,
+        sandbox: Sandbox | None = None,
     ) -> _Run:
-        """Start `argv` in its own session within `limits`; its stderr (and stdout) into log_path."""
+        """Start `argv` in its own session within `limits` (and the sandbox, if given); its
+        stderr (and stdout) into log_path."""
         _check_program(argv[0], cwd, env)
-        cgroups = Cgroups.find() if limits.memory_bytes is not None else None
-        cgroup = (
-            None if cgroups is None or limits.memory_bytes is None else cgroups.child(limits.memory_bytes)
-        )
-        log_path.parent.mkdir(parents=True, exist_ok=True)
+        cgroups = Cgroups.find()
+        cgroup = None if cgroups is None else cgroups.child(limits.memory_bytes)
+        log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         pipe = asyncio.subprocess.PIPE
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, cwd=cwd or Path.cwd())
         try:
             process = await asyncio.create_subprocess_exec(
                 *launch_argv(argv, limits, cgroup), cwd=cwd, env=env, start_new_session=True,
@@ -115,33 +128,53 @@ class _Run:
             )  # fmt: skip
         except OSError as error:
             if cgroup is not None:
-                Cgroups.remove(cgroup)
+                cgroup.remove()
             raise _StartError(f"cannot start {argv[0]}: {error.strerror or error}") from None
         stream = process.stdout if output_too else process.stderr
         assert stream is not None
         run = cls(process, _Output(stream, log_path, log_cap), limits)
         run.cgroup = cgroup
-        if limits.cpu_seconds is not None or (cgroup is None and limits.memory_bytes is not None):
-            memory = limits.memory_bytes if cgroup is None else None  # else the kernel enforces it
-            Watchdog.get().watch(run.pgid, memory, run._over_memory)
+        kernel_memory = cgroup is not None and "memory" in cgroup.folders
+        if limits.cpu_seconds is not None or (not kernel_memory and limits.memory_bytes is not None):
+            Watchdog.get().watch(
+                run.pgid,
+                None if kernel_memory else limits.memory_bytes,  # else the kernel enforces it
+                run._over_memory,
+                cgroup=cgroup,
+                cpu_limit_s=None if limits.cpu_seconds is None else limits.cpu_seconds + CPU_TREE_SLACK_S,
+                on_cpu_excess=run._over_cpu,
+            )
         return run
 
     def _over_memory(self) -> None:
         self.memory_exceeded = True
         self.signal(signal.SIGKILL)
 
+    def _over_cpu(self) -> None:
+        self.tree_cpu_exceeded = True
+        self.signal(signal.SIGKILL)
+
     def signal(self, number: int) -> None:
-        """Send a signal to the whole process group (what the bot started too)."""
+        """Send a signal to the whole process group, and SIGKILL to all of its cgroup (what the bot
+        started in other sessions too)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, number)
+        if number == signal.SIGKILL and self.cgroup is not None:
+            self.cgroup.kill()
 
     async def wait(self) -> str:
         """Until the process ends: why it ended early, or "" when it ended well or we ended it."""
         code = await self.process.wait()
         cpu_used_s = Watchdog.get().unwatch(self.pgid)
-        if self.cgroup is not None and Cgroups.oom_killed(self.cgroup):
+        if self.cgroup is not None and self.cgroup.oom_killed():
             self.memory_exceeded = True
-        reason = exit_reason(code, self.limits, memory_exceeded=self.memory_exceeded, cpu_used_s=cpu_used_s)
+        reason = exit_reason(
+            code,
+            self.limits,
+            memory_exceeded=self.memory_exceeded,
+            cpu_used_s=cpu_used_s,
+            tree_cpu_exceeded=self.tree_cpu_exceeded,
+        )
         self.over_limit = self.memory_exceeded or reason.startswith("CPU limit")
         if self.over_limit or (code != 0 and not self.ended_by_us):
             return reason
@@ -164,7 +197,8 @@ class _Run:
         if not self.output.task.done():
             self.output.task.cancel()  # a child outside the group holds the pipe: give up on it
         if self.cgroup is not None:
-            Cgroups.remove(self.cgroup)
+            self.cgroup.kill()  # nothing of a bot outlives it
+            self.cgroup.remove()
 
     async def write(self, lines: list[str]) -> None:
         """Seat lines on its standard input."""
@@ -195,7 +229,7 @@ def _check_program(program: str, cwd: Path | None, env: dict[str, str]) -> None:
 
 def _environment(values: dict[str, str], insecure: bool) -> dict[str, str]:
     # TICHU_INSECURE=1: the Node example (and bots modelled on it) connect without TLS.
-    return {**os.environ, **placeholder_env(values), "TICHU_INSECURE": "1" if insecure else "0"}
+    return bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1" if insecure else "0"})
 
 
 def _worker_argv(bot: str, server: str, ca_file: str | None, insecure: bool) -> list[str]:
@@ -221,10 +255,14 @@ class Worker:
         *,
         ca_file: str | None = None,
         insecure: bool = True,
+        sandbox: Sandbox | None = None,
+        on_down: DownHook | None = None,
     ) -> None:
         self.entrant = entrant
         self.index = index
         self.server = server
+        self.sandbox = sandbox
+        self.on_down = on_down
         self.log_path = log_dir / f"worker-{entrant.name}-{index}.log"
         values = {"server": server, "ca_file": ca_file or "", "name": entrant.name}
         if entrant.command:
@@ -268,11 +306,12 @@ class Worker:
             self.run = await _Run.start(
                 self.argv, cwd=self.entrant.workdir, env=self.env, log_path=self.log_path,
                 log_cap=WORKER_LOG_CAP, limits=self.limits, stdin=True, output_too=bool(self.entrant.command),
+                sandbox=self.sandbox,
             )  # fmt: skip
         except _StartError as error:
             self.starts = MAX_RESTARTS + 1  # a missing program does not appear by trying again
             self.run = None
-            self._note(str(error), {match_id: seats})
+            self._note(str(error), {match_id: seats}, down=True)
             return None
         self.starts += 1
         self._watcher = asyncio.create_task(self._watch(self.run))
@@ -295,19 +334,24 @@ class Worker:
         if not held:
             return  # the next seat starts it again
         if run.over_limit:
-            self._note(reason, held)
+            self._note(reason, held, down=True)
             self.seats.clear()  # not handed to a new process: their games go on without them
             return
         async with self._starting:
             restarted = await self._ensure_running(next(iter(held)), [])
-        self._note(f"{reason}; restarted" if restarted is not None else reason, held)
+        if restarted is None:
+            self._note(reason, held, down=True)
+        else:
+            self._note(f"{reason}; restarted", held)
         if restarted is not None:
             await restarted.write([line for lines in self.seats.values() for _, line in lines])
 
-    def _note(self, reason: str, seats: dict[str, list[int]]) -> None:
+    def _note(self, reason: str, seats: dict[str, list[int]], *, down: bool = False) -> None:
         for match_id, numbers in seats.items():
             for seat in numbers:
                 self.ended.setdefault(match_id, {})[seat] = reason  # the latest: is it down for good?
+                if down and self.on_down is not None and seat >= 0:
+                    self.on_down(match_id, seat, reason)
 
     async def stop(self) -> None:
         """End its input, give it a moment to finish, then kill its process group."""
@@ -348,11 +392,11 @@ class _SeatProcess:
         try:
             self.run = await _Run.start(
                 self.argv, cwd=entrant.workdir, env=self.env, log_path=self.log_path, log_cap=SEAT_LOG_CAP,
-                limits=self.owner.limits, stdin=bool(self.line), output_too=True,
+                limits=self.owner.limits, stdin=bool(self.line), output_too=True, sandbox=self.owner.sandbox,
             )  # fmt: skip
         except _StartError as error:
             self.reason = str(error)
-            self.owner.log_end(self.match_id, self.seat, self.reason)
+            self.owner.log_end(self.match_id, self.seat, self.reason, down=True)
             return
         self.starts += 1
         if self.line:
@@ -365,12 +409,13 @@ class _SeatProcess:
         if self.released or not reason:
             return
         await run.close()
-        self.owner.log_end(self.match_id, self.seat, reason)
         if not run.over_limit and self.starts <= MAX_RESTARTS:
+            self.owner.log_end(self.match_id, self.seat, reason)
             self.reason = f"{reason}; restarted"
             await self.start()
         else:
             self.reason = reason
+            self.owner.log_end(self.match_id, self.seat, reason, down=True)
 
     async def end(self) -> None:
         """The game is over: end the process (and what it started)."""
@@ -392,20 +437,37 @@ class EntrantProcesses:
         *,
         ca_file: str | None = None,
         insecure: bool = True,
+        sandbox: Sandbox | None = None,
+        on_down: DownHook | None = None,
     ) -> None:
+        """`server` is the referee's address outside a sandbox; inside one, bots reach it on the
+        Unix socket the sandbox binds in (plaintext: it never leaves the machine)."""
         if entrant.remote:
             raise ValueError(f"entrant {entrant.name} is remote: it runs no process here")
+        if sandbox is not None:
+            server, ca_file, insecure = ADDRESS_INSIDE, None, True
         self.entrant = entrant
         self.server = server
         self.log_dir = log_dir
         self.ca_file = ca_file
         self.insecure = insecure
+        self.sandbox = sandbox
+        self.on_down = on_down
         self.limits = Limits.of(entrant)
         self.limits.check_cpus(entrant.name)
         self.workers: list[Worker] = []
         if not entrant.one_process_per_seat:
             self.workers = [
-                Worker(entrant, i, server, log_dir, ca_file=ca_file, insecure=insecure)
+                Worker(
+                    entrant,
+                    i,
+                    server,
+                    log_dir,
+                    ca_file=ca_file,
+                    insecure=insecure,
+                    sandbox=sandbox,
+                    on_down=on_down,
+                )
                 for i in range(entrant.processes)
             ]
         self._turn = count()
@@ -453,11 +515,13 @@ class EntrantProcesses:
             task.add_done_callback(self._ending.discard)
         return reasons
 
-    def log_end(self, match_id: str, seat: int, reason: str) -> None:
-        """Log a seat's process that ended before its game."""
+    def log_end(self, match_id: str, seat: int, reason: str, *, down: bool = False) -> None:
+        """Log a seat's process that ended before its game (`down`: for good, and say so to on_down)."""
         log.get_logger().warning(
             "bot_process_ended", entrant=self.entrant.name, match_id=match_id, seat=seat, reason=reason
         )
+        if down and self.on_down is not None:
+            self.on_down(match_id, seat, reason)
 
     async def stop(self) -> None:
         """End every process: the shared ones finish their seats first (briefly), the others at once."""

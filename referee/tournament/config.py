@@ -136,6 +136,16 @@ class TournamentConfig:
     # plaintext port on loopback beside it. None: plaintext for all, as before.
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # Local entrants' processes run in a sandbox (referee.sandbox); `--no-sandbox` turns it off
+    # for this run (a command-line choice, not the config's: it decides nothing about the games).
+    sandbox: bool = True
+
+    @property
+    def live_dir(self) -> Path:
+        """Where the replays of games being played are written (mode 0700): published to
+        replay_dir once their board is over, so that no full view of a deal is readable while
+        it is in play."""
+        return self.output_dir / "live"
 
     @property
     def boards_per_pairing(self) -> int:

@@ -17,7 +17,9 @@ import hashlib
 import importlib.util
 import json
 import secrets
+import shutil
 import socket
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from referee.match.records import EventRecord, Line
 from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
 from referee.rules.events import RoundScored
+from referee.sandbox import Sandbox, SandboxUnavailableError, check_available
 from referee.server.serve import RunningServer, start_server
 from referee.server.service import MatchExistsError, Traffic
 from referee.server.table import Table
@@ -130,6 +133,10 @@ class GameHost:
         self.bots: dict[str, EntrantProcesses] = {}
         self._rounds: dict[str, list[tuple[int, tuple[int, int], tuple[int, int]]]] = {}
         self._games: dict[str, tuple[GameOrder, Table, float]] = {}
+        self._tables: dict[
+            str, Table
+        ] = {}  # the games opened and not finished: a bot gone for good withdraws
+        self._socket_dir: Path | None = None
         self._refused: dict[str, GameOutcome] = {}
         self._advertised = ""
         self._traffic = Traffic()
@@ -147,6 +154,7 @@ class GameHost:
         `advertise` is the host name remote bots reach this machine by (a Ray node's address);
         the referee's own listen address is used when it is empty."""
         token = secrets.token_urlsafe(24)
+        sandbox = self._sandbox()
         try:
             # The referee writes each match's replay to replay_dir/<match_id>.jsonl. An
             # interrupted game is played again from its first deal under a new match id, so the
@@ -165,8 +173,10 @@ class GameHost:
                 replay_dir=self.replay_dir,
                 resume=False,
                 signing_key=self.config.signing_key,
+                unix_socket=None if sandbox is None else sandbox.socket,
             )
         except (OSError, KeyFileError) as error:
+            self._remove_socket_dir()
             raise HostError(f"cannot start the referee: {error}") from None
         address = self.running.address
         if advertise:
@@ -174,16 +184,62 @@ class GameHost:
         local = self.running.loopback_address or self.running.address
         try:
             self.bots = {
-                entrant.name: EntrantProcesses(entrant, local, self.log_dir)
+                entrant.name: EntrantProcesses(
+                    entrant, local, self.log_dir, sandbox=sandbox, on_down=self._seat_down
+                )
                 for entrant in self.config.entrants
                 if not entrant.remote
             }
         except ValueError as error:  # limits this machine cannot apply (its CPUs, say)
             await self.running.stop()
             self.running = None
+            self._remove_socket_dir()
             raise HostError(f"host {self.name}: {error}") from None
         self._advertised = self.address = address
         return address
+
+    def _sandbox(self) -> Sandbox | None:
+        """The sandbox of this host's bots (None: none asked for, or no local entrant); the
+        private folders it hides are made here, mode 0700, before any bot starts."""
+        config = self.config
+        if not config.sandbox or all(entrant.remote for entrant in config.entrants):
+            return None
+        try:
+            check_available()
+        except SandboxUnavailableError as error:
+            raise HostError(str(error)) from None
+        for folder in (self.replay_dir, self.log_dir, config.output_dir):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Outside every folder a bot can read: the socket is bound into each sandbox by itself.
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="tichu-referee-"))
+        token_files = [config.source.parent / e.token_file for e in config.entrants if e.token_file]
+        hidden = [
+            self.replay_dir,
+            self.log_dir,
+            config.output_dir,
+            config.replay_dir,
+            # The store and SQLite's files beside it (the run holds it open: they exist by now).
+            *(
+                config.database.with_name(config.database.name + end)
+                for end in ("", "-wal", "-shm", "-journal")
+            ),
+            config.source,
+            self._socket_dir,
+            *token_files,
+            *(path for path in (config.signing_key, config.tls_key, config.tls_cert) if path is not None),
+        ]
+        return Sandbox(socket=self._socket_dir / "referee.sock", hidden=tuple(hidden))
+
+    def _remove_socket_dir(self) -> None:
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
+
+    def _seat_down(self, match_id: str, seat: int, reason: str) -> None:
+        """A seat's bot process is down for good: its game need not wait for its clocks."""
+        table = self._tables.get(match_id)
+        if table is not None and not table.finished.is_set():
+            table.withdraw(seat, reason)
 
     async def open(self, order: GameOrder) -> list[RemoteSeat]:
         """Create the game's match and hand its local seats to the bot processes; the seats
@@ -208,6 +264,7 @@ class GameHost:
             )
             return []
         self._games[order.match_id] = (order, table, started)
+        self._tables[order.match_id] = table
         self._rounds[order.match_id] = []
         remote: list[RemoteSeat] = []
         for seat, (player, seat_token) in enumerate(zip(order.players, tokens, strict=True)):
@@ -229,6 +286,7 @@ class GameHost:
         try:
             failure = await self._await_end(table)
         finally:
+            self._tables.pop(match_id, None)
             exits: dict[int, str] = {}
             for processes in self.bots.values():
                 exits.update(processes.release(match_id))
@@ -305,6 +363,7 @@ class GameHost:
             await self.running.stop()
             self._traffic = self.running.service.traffic
             self.running = None
+        self._remove_socket_dir()
 
 
 def _game_result(result: MatchResult) -> GameResult:
@@ -373,7 +432,7 @@ class LocalFleet:
 
     async def start(self, config: TournamentConfig) -> list[Host]:
         """Start the one host."""
-        self.host = GameHost(config, capacity=config.concurrency)
+        self.host = GameHost(config, capacity=config.concurrency, replay_dir=config.live_dir)
         self.primary_address = await self.host.start()
         return [self.host]
 

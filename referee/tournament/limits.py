@@ -37,6 +37,7 @@ from referee.tournament.config import Entrant
 CPU_HARD_EXTRA_S = 2  # a process that ignores SIGXCPU is killed this much CPU time later
 WATCH_S = 0.25  # how often the watchdog reads /proc
 CGROUP_ENV = "TICHU_CGROUP"  # a cgroup v2 folder, with memory in its subtree_control, to use
+MAX_TASKS = 512  # processes and threads of one bot, all together: room for any runtime, not for a fork bomb
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -44,9 +45,9 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 LAUNCHER = """\
 import json, os, resource, sys
 spec = json.loads(sys.argv[1])
-if spec.get("cgroup"):
-    with open(os.path.join(spec["cgroup"], "cgroup.procs"), "w") as procs:
-        procs.write("0")
+for procs_file in spec.get("cgroups", []):
+    with open(procs_file, "w") as procs:
+        procs.write(str(os.getpid()))
 if spec.get("cpu_seconds"):
     resource.setrlimit(resource.RLIMIT_CPU, (spec["cpu_seconds"], spec["cpu_seconds"] + spec["extra"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -91,7 +92,7 @@ class Limits:
             )
 
 
-def launch_argv(argv: list[str], limits: Limits, cgroup: Path | None) -> list[str]:
+def launch_argv(argv: list[str], limits: Limits, cgroup: BotCgroup | None) -> list[str]:
     """The command that starts `argv` within the limits (argv itself when there are none to set)."""
     if limits.cpu_seconds is None and not limits.cpus and cgroup is None:
         return argv
@@ -99,15 +100,19 @@ def launch_argv(argv: list[str], limits: Limits, cgroup: Path | None) -> list[st
         "cpu_seconds": limits.cpu_seconds,
         "extra": CPU_HARD_EXTRA_S,
         "cpus": list(limits.cpus),
-        "cgroup": "" if cgroup is None else str(cgroup),
+        "cgroups": [] if cgroup is None else cgroup.procs_files,
     }
     return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
 
 
-def exit_reason(code: int, limits: Limits, *, memory_exceeded: bool, cpu_used_s: float) -> str:
+def exit_reason(
+    code: int, limits: Limits, *, memory_exceeded: bool, cpu_used_s: float, tree_cpu_exceeded: bool = False
+) -> str:
     """Why a process ended, as a seat's record says it: a limit, its exit code, or a signal."""
     if memory_exceeded:
         return f"memory limit of {limits.memory_mb} MiB exceeded"
+    if tree_cpu_exceeded:
+        return f"CPU limit of {limits.cpu_seconds} s exceeded (by its processes together)"
     if limits.cpu_seconds is not None:
         if code == -signal.SIGXCPU:
             return f"CPU limit of {limits.cpu_seconds} s exceeded (SIGXCPU)"
@@ -118,14 +123,87 @@ def exit_reason(code: int, limits: Limits, *, memory_exceeded: bool, cpu_used_s:
     return f"exited with code {code}"
 
 
-# ----------------------------------------------------------------------------- cgroup v2
+# ----------------------------------------------------------------------------- cgroups
+
+
+class BotCgroup:
+    """The cgroup folders that hold one bot process and everything it starts (one folder on
+    cgroup v2, one per controller hierarchy on v1): its memory and task limits hold for the whole
+    tree, its CPU time is the tree's, and ending it ends every process in it."""
+
+    def __init__(self, folders: dict[str, Path], version: int) -> None:
+        self.folders = folders  # controller ("memory", "pids", "cpu") -> folder; v2: one folder for all
+        self.version = version
+
+    @property
+    def procs_files(self) -> list[str]:
+        """The cgroup.procs files the launcher writes the bot's process id to."""
+        return sorted({str(folder / "cgroup.procs") for folder in self.folders.values()})
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the group for its memory."""
+        folder = self.folders.get("memory")
+        if folder is None:
+            return False
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            text = (folder / name).read_text()
+        except OSError:
+            return False
+        counts = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        if int(counts.get("oom_kill", "0")) > 0 or int(counts.get("oom_group_kill", "0")) > 0:
+            return True
+        if self.version == 1:  # kernels before 4.13 count no oom_kill: the limit was hit at least
+            return _read_int(folder / "memory.failcnt") > 0 and int(counts.get("under_oom", "0")) > 0
+        return False
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time of every process that was ever in the group, or None if not accounted."""
+        folder = self.folders.get("cpu")
+        if folder is None:
+            return None
+        if self.version == 2:
+            try:
+                stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
+            except (OSError, ValueError):
+                return None
+            return int(stat.get("usage_usec", "0")) / 1e6
+        usage = _read_int(folder / "cpuacct.usage", -1)
+        return None if usage < 0 else usage / 1e9
+
+    def kill(self) -> None:
+        """SIGKILL every process in the group (those that left their session and process group too)."""
+        for _ in range(10):  # a process may fork while it is being killed: look again
+            pids = set()
+            for folder in self.folders.values():
+                with contextlib.suppress(OSError, ValueError):
+                    pids |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        """Remove the folders once their processes are gone (an empty cgroup folder is removed by rmdir)."""
+        for folder in self.folders.values():
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _read_int(path: Path, default: int = 0) -> int:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return default
 
 
 class Cgroups:
     """A cgroup v2 folder we may write to with the memory controller on for its children.
 
-    Each limited process gets a child folder with memory.max (swap off, the whole group killed
-    on OOM); the kernel enforces it, and its cpu.stat accounts the group's CPU time.
+    Each bot process gets a child folder with memory.max (swap off, the whole group killed on
+    OOM) and pids.max where the pids controller is on; the kernel enforces both, and its cpu.stat
+    accounts the group's CPU time.
     """
 
     def __init__(self, parent: Path) -> None:
@@ -134,42 +212,95 @@ class Cgroups:
 
     @staticmethod
     @functools.cache
-    def find() -> Cgroups | None:
-        """This machine's usable cgroup parent, or None (then the watchdog limits memory)."""
-        return find_cgroups(
-            Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"), os.environ.get(CGROUP_ENV)
-        )
+    def find() -> Cgroups | CgroupsV1 | None:
+        """This machine's usable cgroups (v2 first, else v1), or None (then the watchdog limits memory)."""
+        v2 = find_cgroups(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"), os.environ.get(CGROUP_ENV))
+        return v2 or find_cgroups_v1(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"))
 
-    def child(self, memory_bytes: int) -> Path | None:
-        """A new child cgroup holding at most `memory_bytes`; None if it cannot be made."""
+    def child(self, memory_bytes: int | None, tasks: int = MAX_TASKS) -> BotCgroup | None:
+        """A new child cgroup holding at most `memory_bytes` and `tasks`; None if it cannot be made."""
         self._count += 1
         path = self.parent / f"tichu-bot-{os.getpid()}-{self._count}"
         try:
             path.mkdir()
-            (path / "memory.max").write_text(str(memory_bytes))
-            for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
-                with contextlib.suppress(OSError):  # absent without swap accounting / old kernels
+            if memory_bytes is not None:
+                (path / "memory.max").write_text(str(memory_bytes))
+            for name, value in (
+                ("memory.swap.max", "0"),
+                ("memory.oom.group", "1"),
+                ("pids.max", str(tasks)),
+            ):
+                with contextlib.suppress(OSError):  # absent without swap accounting, pids, or on old kernels
                     (path / name).write_text(value)
         except OSError:
-            self.remove(path)
+            with contextlib.suppress(OSError):
+                path.rmdir()
             return None
-        return path
+        return BotCgroup({"memory": path, "pids": path, "cpu": path}, version=2)
 
-    @staticmethod
-    def oom_killed(path: Path) -> bool:
-        """Whether the kernel killed a process of the child for its memory."""
+
+class CgroupsV1:
+    """cgroup v1 hierarchies we may write to (memory, pids, cpuacct), under this process's own cgroup."""
+
+    def __init__(self, parents: dict[str, Path]) -> None:
+        self.parents = parents  # "memory" / "pids" / "cpu" -> the folder children are made in
+        self._count = 0
+
+    def child(self, memory_bytes: int | None, tasks: int = MAX_TASKS) -> BotCgroup | None:
+        """A new child in each hierarchy; None if a memory limit is asked and its child cannot be made."""
+        self._count += 1
+        name = f"tichu-bot-{os.getpid()}-{self._count}"
+        folders: dict[str, Path] = {}
+        for controller, parent in self.parents.items():
+            path = parent / name
+            try:
+                path.mkdir()
+                if controller == "memory" and memory_bytes is not None:
+                    (path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):  # swap accounting may be off
+                        (path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+                if controller == "pids":
+                    (path / "pids.max").write_text(str(tasks))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+                if controller == "memory" and memory_bytes is not None:
+                    BotCgroup(folders, 1).remove()
+                    return None
+                continue
+            folders[controller] = path
+        return BotCgroup(folders, version=1) if folders else None
+
+
+def find_cgroups_v1(mountinfo: Path, own: Path) -> CgroupsV1 | None:
+    """The v1 hierarchies (memory, pids, cpuacct) where this process may make a child of its own cgroup."""
+    try:
+        mounts = [line.split() for line in mountinfo.read_text().splitlines()]
+        memberships = [line.split(":", 2) for line in own.read_text().splitlines()]
+    except OSError:
+        return None
+    parents: dict[str, Path] = {}
+    for controller, key in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpuacct")):
+        mount = next(
+            (
+                Path(f[4])
+                for f in mounts
+                if "-" in f and f[f.index("-") + 1] == "cgroup" and key in f[-1].split(",")
+            ),
+            None,
+        )
+        relative = next((m[2] for m in memberships if len(m) == 3 and key in m[1].split(",")), None)
+        if mount is None or relative is None:
+            continue
+        parent = mount / relative.lstrip("/")
+        probe = parent / f"tichu-probe-{os.getpid()}"
         try:
-            events = (path / "memory.events").read_text()
+            probe.mkdir(exist_ok=True)
+            probe.rmdir()
         except OSError:
-            return False
-        counts = dict(line.split() for line in events.splitlines() if len(line.split()) == 2)
-        return int(counts.get("oom_kill", "0")) > 0 or int(counts.get("oom_group_kill", "0")) > 0
-
-    @staticmethod
-    def remove(path: Path) -> None:
-        """Remove a child once its processes are gone (an empty cgroup folder is removed by rmdir)."""
-        with contextlib.suppress(OSError):
-            path.rmdir()
+            continue
+        parents[controller] = parent
+    return CgroupsV1(parents) if parents else None
 
 
 def find_cgroups(mountinfo: Path, own: Path, given: str | None) -> Cgroups | None:
@@ -208,12 +339,17 @@ def find_cgroups(mountinfo: Path, own: Path, given: str | None) -> Cgroups | Non
 class _Watched:
     memory_bytes: int | None
     on_excess: Callable[[], None]
+    cgroup: BotCgroup | None = None
+    cpu_limit_s: float | None = None  # the whole tree's CPU time, read from its cgroup
+    on_cpu_excess: Callable[[], None] | None = None
     cpu_used_s: float = 0.0
 
 
 class Watchdog:
-    """Reads /proc every WATCH_S for the process groups it watches: their resident memory
-    (summed over the group) and the leader's CPU time; a group over its memory is reported once.
+    """Reads /proc every WATCH_S for the processes it watches: the resident memory of each
+    leader and every process descended from it (a child in a session of its own included), the
+    leader's CPU time, and the whole tree's CPU time where a cgroup accounts it; a tree over its
+    memory or CPU is reported once.
 
     One per event loop, shared by every entrant's processes, so /proc is read once per round.
     """
@@ -231,16 +367,29 @@ class Watchdog:
             watchdog = _WATCHDOGS[loop] = cls()
         return watchdog
 
-    def watch(self, pgid: int, memory_bytes: int | None, on_excess: Callable[[], None]) -> None:
-        """Watch the group led by `pgid`; on_excess is called when it holds more than memory_bytes."""
-        self._groups[pgid] = _Watched(memory_bytes, on_excess)
+    def watch(
+        self,
+        pid: int,
+        memory_bytes: int | None,
+        on_excess: Callable[[], None],
+        *,
+        cgroup: BotCgroup | None = None,
+        cpu_limit_s: float | None = None,
+        on_cpu_excess: Callable[[], None] | None = None,
+    ) -> None:
+        """Watch the tree led by `pid`: on_excess when it holds more than memory_bytes,
+        on_cpu_excess when its cgroup's CPU time passes cpu_limit_s."""
+        self._groups[pid] = _Watched(memory_bytes, on_excess, cgroup, cpu_limit_s, on_cpu_excess)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
 
-    def unwatch(self, pgid: int) -> float:
-        """Stop watching the group; the leader's CPU seconds at the last look."""
-        watched = self._groups.pop(pgid, None)
-        return 0.0 if watched is None else watched.cpu_used_s
+    def unwatch(self, pid: int) -> float:
+        """Stop watching the tree; the CPU seconds at the last look (the tree's where a cgroup counts it)."""
+        watched = self._groups.pop(pid, None)
+        if watched is None:
+            return 0.0
+        tree = None if watched.cgroup is None else watched.cgroup.cpu_seconds()
+        return watched.cpu_used_s if tree is None else max(tree, watched.cpu_used_s)
 
     async def _run(self) -> None:
         while self._groups:
@@ -248,25 +397,38 @@ class Watchdog:
             await asyncio.sleep(WATCH_S)
 
     def sample(self) -> None:
-        """One look at /proc: CPU time of each leader, memory of each group; report the excess."""
-        resident: dict[int, int] = dict.fromkeys(self._groups, 0)
-        for pid, group, rss_pages, cpu_ticks in _processes():
-            if group in resident:
-                resident[group] += rss_pages * _PAGE
-                if pid == group:
-                    self._groups[group].cpu_used_s = cpu_ticks / _TICKS
-        for group, used in resident.items():
-            watched = self._groups[group]
-            if watched.memory_bytes is not None and used > watched.memory_bytes:
-                watched.memory_bytes = None  # reported once; the callback kills the group
-                watched.on_excess()
+        """One look at /proc: CPU time of each leader, memory of each tree; report the excess."""
+        processes = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, parent, _, _ in processes:
+            children.setdefault(parent, []).append(pid)
+        stats = {pid: (rss, ticks) for pid, _, rss, ticks in processes}
+        for leader, watched in list(self._groups.items()):
+            if leader not in stats:
+                continue
+            watched.cpu_used_s = stats[leader][1] / _TICKS
+            if watched.memory_bytes is not None:
+                resident, todo = 0, [leader]
+                while todo:
+                    pid = todo.pop()
+                    resident += stats.get(pid, (0, 0))[0] * _PAGE
+                    todo.extend(children.get(pid, ()))
+                if resident > watched.memory_bytes:
+                    watched.memory_bytes = None  # reported once; the callback kills the tree
+                    watched.on_excess()
+            if watched.cpu_limit_s is not None and watched.cgroup is not None and watched.on_cpu_excess:
+                used = watched.cgroup.cpu_seconds()
+                if used is not None and used > watched.cpu_limit_s:
+                    watched.cpu_used_s = used
+                    watched.cpu_limit_s = None  # reported once
+                    watched.on_cpu_excess()
 
 
 _WATCHDOGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Watchdog] = weakref.WeakKeyDictionary()
 
 
 def _processes() -> list[tuple[int, int, int, int]]:
-    """(pid, process group, resident pages, CPU ticks) of every process /proc shows."""
+    """(pid, parent pid, resident pages, CPU ticks) of every process /proc shows."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -278,6 +440,6 @@ def _processes() -> list[tuple[int, int, int, int]]:
             continue  # it ended while we looked
         # The command name, in parentheses, may hold spaces and parentheses: split after it.
         fields = text[text.rfind(b")") + 2 :].split()
-        # From the state (field 3): pgrp is field 5, utime 14, stime 15, rss 24.
-        found.append((int(entry), int(fields[2]), int(fields[21]), int(fields[11]) + int(fields[12])))
+        # From the state (field 3): ppid is field 4, utime 14, stime 15, rss 24.
+        found.append((int(entry), int(fields[1]), int(fields[21]), int(fields[11]) + int(fields[12])))
     return found

@@ -244,8 +244,10 @@ class Tournament:
     async def _play_all(self, pending: Sequence[GameSpec], hosts: list[Host], progress: Progress) -> None:
         """Keep every host busy with up to its capacity of games, board by board in schedule order.
 
-        Both tables of a duplicate board go to the same host, one after the other on one of its
-        slots: the host's bots then see the same machine for the pair. A decided pairing starts
+        Both tables of a duplicate board go to the same host and are played at the same time, on
+        one of its slots: the host's bots then see the same machine for the pair, and neither
+        table's replay is published (moved from the private live folder to replay_dir) before
+        both have ended. A decided pairing starts
         no new board. A host that is lost (its node died) takes no more games; the games it held
         go back to the front of the queue as new attempts on the hosts that remain."""
         queue: deque[list[GameSpec]] = deque(_boards(pending))
@@ -276,14 +278,23 @@ class Tournament:
                 self._started_boards.add(board)
                 in_flight += 1
                 try:
-                    for done, spec in enumerate(unit):
-                        try:
-                            await self._game(spec, host, progress)
-                        except HostLostError as lost:
-                            alive.discard(index)
-                            queue.appendleft(list(unit[done:]))
-                            self._say(f"host {host.name} lost ({lost}): its games are played again elsewhere")
-                            return
+                    # A board's tables at the same time: while one is played, the other's
+                    # complete replay (every hand) does not exist yet for anybody to read.
+                    played = await asyncio.gather(
+                        *(self._game(spec, host, progress) for spec in unit), return_exceptions=True
+                    )
+                    lost = [
+                        spec for spec, end in zip(unit, played, strict=True) if isinstance(end, HostLostError)
+                    ]
+                    for end in played:
+                        if isinstance(end, BaseException) and not isinstance(end, HostLostError):
+                            raise end
+                    if lost:
+                        alive.discard(index)
+                        queue.appendleft(lost)
+                        self._say(f"host {host.name} lost: its games are played again elsewhere")
+                        return
+                    self._publish(unit)
                 finally:
                     in_flight -= 1
                     changed.set()
@@ -334,10 +345,29 @@ class Tournament:
             self.store.mark_pending(spec.game_id, f"host {host.name} lost: {lost}", "lost", attempt=attempt)
             raise
         if outcome.replay_text is not None:
-            replay_path.parent.mkdir(parents=True, exist_ok=True)
-            replay_path.write_text(outcome.replay_text, encoding="utf-8")
+            live = self.config.live_dir / replay_path.name
+            live.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(live, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as replay:
+                replay.write(outcome.replay_text)
         self._record_result(spec, outcome, attempt)
         progress.update(self._done, self._hands, self._leader(), skipped=self._skipped)
+
+    def _publish(self, unit: Sequence[GameSpec]) -> None:
+        """A board was played: move its games' replays (every attempt, both tables, this run's and
+        an earlier one's) from the private live folder to replay_dir, where viewers find them."""
+        live = self.config.live_dir
+        if not live.is_dir():
+            return
+        board = (unit[0].pairing, unit[0].board)
+        ids = {g.game_id for g in self.schedule if (g.pairing, g.board) == board}
+        done = self._boards.get(board, {})
+        if self.config.duplicate and len(done) < 2 and len(ids) > 1:
+            return  # a table did not finish: its twin's replay waits for it, unread
+        self.config.replay_dir.mkdir(parents=True, exist_ok=True)
+        for game_id in ids:
+            for path in live.glob(f"{self.config.name}-{game_id}-a*.jsonl"):
+                os.replace(path, self.config.replay_dir / path.name)
 
     def _hand_to_remote(self, entrant: Entrant, seat: RemoteSeat) -> None:
         print(

@@ -16,6 +16,7 @@ migrations.py: a store of an older release is migrated when it is opened.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import socket
 import sqlite3
@@ -161,6 +162,8 @@ class Store:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        # Owner only (SQLite gives its -wal and -shm files the same mode): results, seeds and salts.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(path, isolation_level=None)  # explicit transactions below
         try:
             self._refuse_newer(self._version())  # before this code writes anything to it
