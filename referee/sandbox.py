@@ -147,7 +147,11 @@ def check_available() -> Isolation:
     errors = []
     for argv, user in ((with_user, True), (base, False)):
         try:
-            done = subprocess.run([*argv, "--", "true"], capture_output=True, timeout=30, check=False)
+            # In a session of its own: bwrap's namespace init may outlive it briefly, and on a
+            # machine whose init does not reap it, it would stay in the caller's process group.
+            done = subprocess.run(
+                [*argv, "--", "true"], capture_output=True, timeout=30, check=False, start_new_session=True
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             errors.append(str(error))
             continue

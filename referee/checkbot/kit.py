@@ -29,6 +29,7 @@ from referee.checkbot.seats import KitSeat
 from referee.commands import filled, placeholder_env
 from referee.match import ClockSettings
 from referee.rules import state_from_json
+from referee.sandbox import ADDRESS_INSIDE, Sandbox, SandboxUnavailableError, bot_environment, check_available
 from referee.server.serve import start_server
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -81,16 +82,23 @@ def bot_command(spec: str) -> list[str]:
 class Kit:
     """A referee, the proxy in front of it, and the bot command to check."""
 
-    def __init__(self, command: Sequence[str], settings: Settings, log_dir: Path) -> None:
+    def __init__(
+        self, command: Sequence[str], settings: Settings, log_dir: Path, *, sandbox: bool = True
+    ) -> None:
         self.command = list(command)
         self.settings = settings
         self.log_dir = log_dir
+        # The bot under test runs in the sandbox that tournaments use: it reaches the proxy on a
+        # Unix socket, and sees none of the kit's files (other checks' logs included).
+        self.sandbox = Sandbox(socket=log_dir / "kit.sock", hidden=(log_dir,)) if sandbox else None
 
     async def run(self, checks: Sequence[Check], label: str) -> Report:
         """Every check (a few at once); the report, in the checks' order."""
         organiser = secrets.token_urlsafe(16)
         server = await start_server("127.0.0.1:0", organiser, insecure=True, resume=False)
-        proxy_server, proxy, proxy_port = await start_proxy(f"127.0.0.1:{server.port}")
+        proxy_server, proxy, proxy_port = await start_proxy(
+            f"127.0.0.1:{server.port}", None if self.sandbox is None else self.sandbox.socket
+        )
         self.server, self.proxy, self.proxy_address = server, proxy, f"127.0.0.1:{proxy_port}"
         limit = asyncio.Semaphore(max(1, self.settings.parallel))
 
@@ -127,19 +135,23 @@ class Kit:
         for seat in seats:
             seat.start()
         values = {
-            "server": self.proxy_address,
+            "server": self.proxy_address if self.sandbox is None else ADDRESS_INSIDE,
             "token": tokens[check.bot_seat],
             "seat": str(check.bot_seat),
             "ca_file": "",
         }
-        env = {**os.environ, **placeholder_env(values)}
+        # TICHU_INSECURE=1: the kit's referee is plaintext, as a tournament's local one is.
+        env = bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1"})
+        argv = filled(self.command, values)
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, cwd=Path.cwd())
         stderr_path = self.log_dir / f"{check.name}.log"
         run = Run(clock, time.monotonic())
         with stderr_path.open("wb") as stderr:
             try:
                 process = await asyncio.create_subprocess_exec(
-                    *filled(self.command, values), stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL, stderr=stderr, env=env,
+                    *argv, stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True,
                 )  # fmt: skip
             except OSError as error:
                 await self._end(table, seats, None)
@@ -197,11 +209,16 @@ def _tail(path: Path, lines: int = 3) -> str:
     return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
 
 
-def run_kit(command: Sequence[str], label: str, settings: Settings, only: Sequence[str] = ()) -> Report:
-    """Run the checks (all, or those named) against the bot command; the report."""
+def run_kit(
+    command: Sequence[str], label: str, settings: Settings, only: Sequence[str] = (), *, sandbox: bool = True
+) -> Report:
+    """Run the checks (all, or those named) against the bot command (in the sandbox unless
+    `sandbox` is False); the report. SandboxUnavailableError where bubblewrap cannot run."""
     checks = [c for c in all_checks(settings.clock()) if not only or c.name in only]
+    if sandbox:
+        check_available()
     with tempfile.TemporaryDirectory(prefix="tichu-check-bot-") as folder:
-        return asyncio.run(Kit(command, settings, Path(folder)).run(checks, label))
+        return asyncio.run(Kit(command, settings, Path(folder), sandbox=sandbox).run(checks, label))
 
 
 # ----------------------------------------------------------------------------- command line
@@ -232,6 +249,12 @@ def add_check_bot_arguments(parser: argparse.ArgumentParser) -> None:
         help="limit per check, seconds",
     )
     parser.add_argument("--parallel", type=int, default=defaults.parallel, help="checks run at once")
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the bot without the sandbox (bubblewrap) that tournaments use: it may then read "
+        "this machine's files and processes",
+    )
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -270,7 +293,17 @@ def run_check_bot(args: argparse.Namespace) -> int:
     log.configure(level=os.environ.get(log.LEVEL_ENV, "ERROR"))
     settings = Settings(args.decision_ms, args.window_ms, args.grace_ms, args.check_timeout, args.parallel)
     label = args.bot or " ".join(command)
-    report = run_kit(bot_command(args.bot) if args.bot else command, label, settings, args.only)
+    try:
+        report = run_kit(
+            bot_command(args.bot) if args.bot else command,
+            label,
+            settings,
+            args.only,
+            sandbox=not args.no_sandbox,
+        )
+    except SandboxUnavailableError as error:
+        print(f"tichu check-bot: {error}", file=sys.stderr)
+        return 2
     print(report.render())
     if args.json is not None:
         report.write_json(args.json)

@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -236,11 +237,14 @@ class Proxy(referee_pb2_grpc.RefereeServicer):
         await self.channel.close()
 
 
-async def start_proxy(upstream: str) -> tuple[grpc.aio.Server, Proxy, int]:
-    """A proxy on 127.0.0.1 (a free port), plaintext, in front of the referee at `upstream`."""
+async def start_proxy(upstream: str, unix_socket: Path | None = None) -> tuple[grpc.aio.Server, Proxy, int]:
+    """A proxy on 127.0.0.1 (a free port), plaintext, in front of the referee at `upstream`; on
+    `unix_socket` too, for a bot in a sandbox (referee.sandbox)."""
     proxy = Proxy(upstream)
     server = grpc.aio.server()
     referee_pb2_grpc.add_RefereeServicer_to_server(proxy, server)  # type: ignore[no-untyped-call]
     port = server.add_insecure_port("127.0.0.1:0")
+    if unix_socket is not None and not server.add_insecure_port(f"unix:{unix_socket}"):
+        raise OSError(f"cannot listen on the Unix socket {unix_socket}")
     await server.start()
     return server, proxy, port

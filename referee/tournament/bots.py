@@ -227,9 +227,10 @@ def _check_program(program: str, cwd: Path | None, env: dict[str, str]) -> None:
         raise _StartError(f"cannot start {program}: no such program on PATH")
 
 
-def _environment(values: dict[str, str], insecure: bool) -> dict[str, str]:
+def _environment(values: dict[str, str], insecure: bool, entrant: Entrant) -> dict[str, str]:
     # TICHU_INSECURE=1: the Node example (and bots modelled on it) connect without TLS.
-    return bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1" if insecure else "0"})
+    passed = {name: os.environ[name] for name in entrant.pass_env if name in os.environ}
+    return bot_environment({**passed, **placeholder_env(values), "TICHU_INSECURE": "1" if insecure else "0"})
 
 
 def _worker_argv(bot: str, server: str, ca_file: str | None, insecure: bool) -> list[str]:
@@ -269,7 +270,7 @@ class Worker:
             self.argv = filled(entrant.command, values)
         else:
             self.argv = _worker_argv(entrant.bot, server, ca_file, insecure)
-        self.env = _environment(values, insecure)
+        self.env = _environment(values, insecure, entrant)
         self.limits = Limits.of(entrant)
         self.run: _Run | None = None
         self.starts = 0
@@ -492,7 +493,7 @@ class EntrantProcesses:
             "seed": rng_seed,
             "match_id": match_id,
         }
-        env = _environment(values, self.insecure)
+        env = _environment(values, self.insecure, self.entrant)
         if self.entrant.command:
             process = _SeatProcess(self, match_id, seat, filled(self.entrant.command, values), env)
         else:

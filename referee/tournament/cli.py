@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,12 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
             )
             shown.add_argument(
                 "--log-lines", dest="live", action="store_const", const=False, help="plain progress lines"
+            )
+            action.add_argument(
+                "--no-sandbox",
+                action="store_true",
+                help="run the local entrants' bots without the sandbox (bubblewrap): each may then read "
+                "the others' tokens and the referee's files; every attempt's record says so",
             )
             ray = action.add_argument_group("on a Ray cluster (pip install 'tichu-referee[ray]')")
             ray.add_argument(
@@ -82,6 +89,9 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
+    if args.no_sandbox:
+        config = dataclasses.replace(config, sandbox=False)
+        print("tichu tournament: --no-sandbox: the bots run without a sandbox", file=sys.stderr)
     fleet = None
     if args.ray:
         from referee.tournament.cluster import RayFleet, parse_ray_target

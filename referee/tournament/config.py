@@ -75,6 +75,9 @@ class Entrant:
     cpu_seconds: int | None = None  # CPU time per process (RLIMIT_CPU)
     memory_mb: int | None = None  # resident memory of a process and its children
     cpus: tuple[int, ...] = ()  # the CPUs its processes may run on
+    # Variables of the runner's environment its processes also get (the rest is an allow-list:
+    # the runner's own, an organiser token among them, never reaches a bot).
+    pass_env: tuple[str, ...] = ()
 
     @property
     def one_process_per_seat(self) -> bool:
@@ -323,9 +326,18 @@ def parse_config(text: str, source: Path = Path("tournament.toml")) -> Tournamen
 
 _ENTRANT_KEYS = {
     "name", "bot", "remote", "processes", "token_file", "command", "workdir", "serves_many", "per_seat",
-    "cpu_seconds", "memory_mb", "cpus",
+    "cpu_seconds", "memory_mb", "cpus", "pass_env",
 }  # fmt: skip
-_LOCAL_ONLY = ("command", "workdir", "serves_many", "per_seat", "cpu_seconds", "memory_mb", "cpus")
+_LOCAL_ONLY = (
+    "command",
+    "workdir",
+    "serves_many",
+    "per_seat",
+    "cpu_seconds",
+    "memory_mb",
+    "cpus",
+    "pass_env",
+)
 
 
 def _entrants(reader: _Reader, base: Path) -> tuple[Entrant, ...]:
@@ -460,8 +472,12 @@ def _check_placeholders(reader: _Reader, path: Path_, command: tuple[str, ...], 
             )
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _limits(reader: _Reader, here: Path_) -> dict[str, Any]:
-    """cpu_seconds, memory_mb and cpus: each process's share of the machine."""
+    """cpu_seconds, memory_mb and cpus: each process's share of the machine; pass_env: what it
+    gets of the runner's environment."""
     cpu_seconds = reader.get((*here, "cpu_seconds"), int)
     if cpu_seconds is not None and not 1 <= cpu_seconds <= 86_400:
         raise reader.error(
@@ -477,7 +493,17 @@ def _limits(reader: _Reader, here: Path_) -> dict[str, Any]:
         raise reader.error((*here, "cpus"), "give at least one CPU, or leave cpus out to use them all")
     if len(set(cpus)) != len(cpus):
         raise reader.error((*here, "cpus"), f"names a CPU twice: {cpus}")
-    return {"cpu_seconds": cpu_seconds, "memory_mb": memory_mb, "cpus": tuple(cpus)}
+    pass_env = reader.get((*here, "pass_env"), list, [])
+    if not all(isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in pass_env):
+        raise reader.error(
+            (*here, "pass_env"), 'give the names of environment variables, e.g. pass_env = ["MY_BOT_MODEL"]'
+        )
+    return {
+        "cpu_seconds": cpu_seconds,
+        "memory_mb": memory_mb,
+        "cpus": tuple(cpus),
+        "pass_env": tuple(pass_env),
+    }
 
 
 def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:

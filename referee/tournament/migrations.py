@@ -163,7 +163,12 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[i] brings version i + 1 to version i + 2.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2,)
+def _v2_to_v3(db: sqlite3.Connection) -> None:
+    """Whether each attempt's bots ran in the sandbox (NULL: unknown, an attempt before v3)."""
+    db.execute("ALTER TABLE attempts ADD COLUMN sandboxed INTEGER")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2, _v2_to_v3)
 SCHEMA_VERSION = len(MIGRATIONS) + 1
 
 

@@ -325,7 +325,9 @@ class Tournament:
         self._attempts[spec.game_id] = attempt
         match_id = f"{self.config.name}-{spec.game_id}-a{attempt}"
         replay_path = self.config.replay_dir / f"{match_id}.jsonl"
-        self.store.mark_started(spec.game_id, self.run_id, match_id, str(replay_path), host.name)
+        self.store.mark_started(
+            spec.game_id, self.run_id, match_id, str(replay_path), host.name, sandboxed=self.config.sandbox
+        )
         order = GameOrder(
             game_id=spec.game_id,
             match_id=match_id,

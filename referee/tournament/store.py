@@ -123,6 +123,15 @@ class AttemptRow:
     outcome: str  # running, finished, failed, interrupted, lost
     failure_reason: str
     replay_path: str
+    sandboxed: bool | None = None  # its local bots ran in the sandbox; None: not recorded (before v3)
+
+
+def _attempt(row: tuple[Any, ...]) -> AttemptRow:
+    game_id, attempt, run_id, match_id, host, started_at, ended_at, outcome, failure, replay, sandboxed = row
+    return AttemptRow(
+        game_id, attempt, run_id, match_id, host, started_at, ended_at, outcome, failure, replay,
+        sandboxed=None if sandboxed is None else bool(sandboxed),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,9 +308,17 @@ class Store:
 
     # ---------------------------------------------------------------------------- while running
 
-    def mark_started(self, game_id: str, run_id: int, match_id: str, replay_path: str, host: str = "") -> int:
-        """An attempt at a game started (its match was created, on `host`): the game is running;
-        the attempt's number (1 for the first)."""
+    def mark_started(
+        self,
+        game_id: str,
+        run_id: int,
+        match_id: str,
+        replay_path: str,
+        host: str = "",
+        sandboxed: bool | None = None,
+    ) -> int:
+        """An attempt at a game started (its match was created, on `host`, its local bots in the
+        sandbox or not): the game is running; the attempt's number (1 for the first)."""
         now = time.time()
         with self._transaction():
             attempt = self._game_attempts(game_id) + 1
@@ -313,8 +330,8 @@ class Store:
             self._db.execute("DELETE FROM rounds WHERE game_id = ?", (game_id,))
             self._db.execute(
                 "INSERT INTO attempts (game_id, attempt, run_id, match_id, host, started_at, outcome,"
-                " replay_path) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
-                (game_id, attempt, run_id, match_id, host, now, replay_path),
+                " replay_path, sandboxed) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                (game_id, attempt, run_id, match_id, host, now, replay_path, sandboxed),
             )
             self._db.execute(
                 "UPDATE games SET status = 'running', attempts = ?, run_id = ?, match_id = ?,"
@@ -457,11 +474,11 @@ class Store:
         """Every attempt (or a game's), in schedule order and then first to last."""
         rows = self._db.execute(
             "SELECT a.game_id, a.attempt, a.run_id, a.match_id, a.host, a.started_at, a.ended_at,"
-            " a.outcome, a.failure_reason, a.replay_path FROM attempts a JOIN games g USING (game_id)"
-            " WHERE ? IS NULL OR a.game_id = ? ORDER BY g.seq, a.attempt",
+            " a.outcome, a.failure_reason, a.replay_path, a.sandboxed FROM attempts a"
+            " JOIN games g USING (game_id) WHERE ? IS NULL OR a.game_id = ? ORDER BY g.seq, a.attempt",
             (game_id, game_id),
         )
-        return [AttemptRow(*row) for row in rows]
+        return [_attempt(row) for row in rows]
 
     def seat_stats(self, game_id: str | None = None) -> list[SeatStats]:
         """Every stored seat's statistics (or a game's), by game in schedule order, attempt and seat."""

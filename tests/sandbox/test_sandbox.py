@@ -11,6 +11,7 @@ import os
 import re
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ def free_port() -> int:
 
 
 def tournament(
-    tmp_path: Path, mode: str, targets: dict[str, object], extra: str = "", listen: str = ""
+    tmp_path: Path, mode: str, targets: Mapping[str, object], extra: str = "", listen: str = ""
 ) -> str:
     """A duplicate board of the hostile entrant (a process per seat) against RandomBot."""
     command = json.dumps([sys.executable, str(HOSTILE), mode, "{server}", "{token}", json.dumps(targets)])
@@ -130,6 +131,7 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
     # The games still play to their end, nobody forfeits.
     assert [game.status for game in games] == ["finished", "finished"]
     assert not any(game.forfeit for game in games)
+    assert [a.sandboxed for a in attempts] == [True, True]  # each attempt's record says so
     found = reports(out_dir / "logs")
     assert len(found) == 4, "the hostile entrant sat at two seats of each table"
     allowed_env = {*PASSED_ENV, "HOME", "PWD", "TICHU_INSECURE"} | {
@@ -153,7 +155,7 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
             assert report["uid"] == NOBODY
     assert survivors(marker) == [], "a daemon of the bot outlived its game"
     # The two tables of the board were played at the same time.
-    spans = sorted((a.started_at, a.ended_at) for a in attempts)
+    spans = sorted((a.started_at or 0.0, a.ended_at or 0.0) for a in attempts)
     assert len(spans) == 2 and spans[1][0] < spans[0][1], spans
     # The referee's files are its own; the replays are published now that the board is over.
     assert (out_dir / "results.sqlite").stat().st_mode & 0o077 == 0
@@ -181,7 +183,8 @@ def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Pat
     assert reasons == {"CPU limit of 2 s exceeded (by its processes together)"}, (reasons, out.getvalue())
     assert [game.status for game in games] == ["finished", "finished"]
     for game in games:  # stopped before it connected: its team forfeits at once
-        assert game.forfeit and game.players[game.forfeiting_team] == "hostile"
+        assert game.forfeit and game.forfeiting_team is not None
+        assert game.players[game.forfeiting_team] == "hostile"
     assert survivors(marker) == [], "a spinning child outlived its game"
 
 
@@ -201,7 +204,10 @@ def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(t
     # Ended by the host's word that the seat is gone, not by the start timeout (120 s here).
     assert [game.status for game in games] == ["finished", "finished"]
     for game in games:
-        assert game.forfeit and game.players[game.forfeiting_team] == "hostile"
-        assert re.search(r"was gone before it connected \(memory limit of 150 MiB exceeded\)", game.reason)
+        assert game.forfeit and game.forfeiting_team is not None
+        assert game.players[game.forfeiting_team] == "hostile"
+        assert re.search(
+            r"was gone before it connected \(memory limit of 150 MiB exceeded\)", game.reason or ""
+        )
     assert reasons == {"memory limit of 150 MiB exceeded"}
     assert "memory limit of 150 MiB exceeded" in out.getvalue()

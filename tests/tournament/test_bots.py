@@ -81,7 +81,10 @@ def test_the_node_example_plays_as_a_command_next_to_a_shared_python_worker(
     folder = installed_example()
     monkeypatch.setenv("TICHU_PROTO_DIR", str(ROOT / "proto"))  # the bot's copy is not beside proto/
     node = Entrant(
-        "node", command=("node", "bot.js", "{server}", "{token}", "--name", "{name}"), workdir=folder
+        "node",
+        command=("node", "bot.js", "{server}", "{token}", "--name", "{name}"),
+        workdir=folder,
+        pass_env=("TICHU_PROTO_DIR",),
     )
     python = Entrant("python", bot="clients.random_bot:RandomBot")
 
@@ -320,7 +323,7 @@ def test_a_shared_worker_killed_for_a_limit_is_not_restarted_but_one_that_crashe
 
 
 def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(tmp_path: Path) -> None:
-    from referee.tournament.limits import Cgroups, find_cgroups
+    from referee.tournament.limits import MAX_TASKS, find_cgroups
 
     root = tmp_path / "cgroup"
     (root / "bots").mkdir(parents=True)
@@ -337,12 +340,50 @@ def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(
     found = find_cgroups(mountinfo, own, None)
     assert found is not None and found.parent == root / "bots"  # its own cgroup comes first
     child = found.child(64 << 20)
-    assert child is not None and (child / "memory.max").read_text() == str(64 << 20)
-    assert not Cgroups.oom_killed(child)
-    (child / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
-    assert Cgroups.oom_killed(child)
+    assert child is not None and child.version == 2
+    folder = child.folders["memory"]
+    assert (folder / "memory.max").read_text() == str(64 << 20)
+    assert (folder / "pids.max").read_text() == str(MAX_TASKS)
+    assert not child.oom_killed()
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert child.oom_killed()
+    (folder / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+    assert child.cpu_seconds() == 2.5
     given = tmp_path / "given"
     given.mkdir()
     (given / "cgroup.subtree_control").write_text("memory\n")
     found = find_cgroups(mountinfo, own, str(given))
     assert found is not None and found.parent == given  # $TICHU_CGROUP first
+
+
+def test_cgroup_v1_hierarchies_hold_memory_tasks_and_the_tree_s_cpu_time(tmp_path: Path) -> None:
+    from referee.tournament.limits import MAX_TASKS, find_cgroups_v1
+
+    mounts, memberships = [], []
+    for number, key in enumerate(("memory", "pids", "cpuacct")):
+        folder = tmp_path / key / "session"
+        folder.mkdir(parents=True)
+        mounts.append(f"{30 + number} 24 0:{26 + number} / {tmp_path / key} rw - cgroup cgroup rw,{key}")
+        memberships.append(f"{number + 2}:{key}:/session")
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text("\n".join(mounts) + "\n")
+    own = tmp_path / "self-cgroup"
+    own.write_text("\n".join(memberships) + "\n0::/\n")
+    found = find_cgroups_v1(mountinfo, own)
+    assert found is not None and set(found.parents) == {"memory", "pids", "cpu"}
+    child = found.child(64 << 20)
+    assert child is not None and child.version == 1
+    assert (child.folders["memory"] / "memory.limit_in_bytes").read_text() == str(64 << 20)
+    assert (child.folders["pids"] / "pids.max").read_text() == str(MAX_TASKS)
+    assert len(child.procs_files) == 3  # the launcher joins every hierarchy
+    (child.folders["cpu"] / "cpuacct.usage").write_text("3500000000\n")
+    assert child.cpu_seconds() == 3.5
+    (child.folders["memory"] / "memory.oom_control").write_text(
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n"
+    )
+    assert not child.oom_killed()
+    (child.folders["memory"] / "memory.oom_control").write_text(
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"
+    )
+    assert child.oom_killed()
+    assert find_cgroups_v1(tmp_path / "no-mountinfo", own) is None

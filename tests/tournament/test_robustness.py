@@ -1,8 +1,11 @@
 """A dead bot process is restarted and its games go on; one that never plays cannot hang a tournament."""
+# The bots get TICHU_TEST_* through the entrant's pass_env: a bot's environment is an allow-list.
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from referee.tournament.store import Store
 from tests.tournament.support import OUTPUTS, RANDOM, entrant
 
 BOT_FILE = Path(__file__).resolve().parent / "crashing_bot.py"
+PASSED = '["TICHU_TEST_CRASH_MARKER", "TICHU_TEST_BROKEN_BOT"]'
 CONFIG = f"""
 [tournament]
 seed = "crash"
@@ -23,7 +27,8 @@ start_timeout_s = 4
 [rules]
 match_mode = "fixed_rounds:1"
 
-{entrant("crasher", f"{BOT_FILE}:CrashOnceBot")}{RANDOM}"""
+{entrant("crasher", f"{BOT_FILE}:CrashOnceBot")}pass_env = {PASSED}
+{RANDOM}"""
 
 
 def test_a_crashed_worker_is_restarted_and_its_games_finish(
@@ -31,7 +36,9 @@ def test_a_crashed_worker_is_restarted_and_its_games_finish(
 ) -> None:
     marker = tmp_path / "crashed"
     monkeypatch.setenv("TICHU_TEST_CRASH_MARKER", str(marker))
-    config = parse_config(CONFIG, tmp_path / "t.toml")
+    # Without the sandbox: the bot leaves a file to say it crashed once, and a sandbox's files are
+    # read-only (restarts work the same in it: the sandbox tests' bots are restarted too).
+    config = dataclasses.replace(parse_config(CONFIG, tmp_path / "t.toml"), sandbox=False)
     out = io.StringIO()
     assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
     assert marker.exists()  # the first worker did die
@@ -40,14 +47,42 @@ def test_a_crashed_worker_is_restarted_and_its_games_finish(
     store.close()
     assert [g.status for g in games] == ["finished", "finished"]
     assert not any(g.forfeit for g in games)  # the restarted worker took the seats back in time
+    store = Store(config.database)
+    assert {a.sandboxed for a in store.attempts()} == {False}  # the record says they ran without
+    store.close()
     assert "Played 2 games, 2 hands" in out.getvalue()
 
 
-def test_a_bot_that_never_connects_cannot_hang_the_tournament(
+def test_a_bot_that_cannot_even_load_forfeits_its_games_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TICHU_TEST_BROKEN_BOT", "1")
-    config = parse_config(CONFIG, tmp_path / "t.toml")
+    # The start timeout is a hang guard only: the host's word that the worker is down for good
+    # (restarted MAX_RESTARTS times, failing each time) ends the games.
+    config = parse_config(CONFIG.replace("start_timeout_s = 4", "start_timeout_s = 600"), tmp_path / "t.toml")
+    out = io.StringIO()
+    assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
+    store = Store(config.database)
+    games = store.games()
+    store.close()
+    assert [g.status for g in games] == ["finished", "finished"]
+    for game in games:
+        assert game.forfeit and game.forfeiting_team is not None
+        assert game.players[game.forfeiting_team] == "crasher", game
+        assert game.reason is not None and "was gone before it connected (exited with code 1)" in game.reason
+
+
+def test_a_bot_that_never_connects_cannot_hang_the_tournament(tmp_path: Path) -> None:
+    # A bot that is alive but never comes: the tournament's start timeout ends its games.
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text("import time\ntime.sleep(600)\n", encoding="utf-8")
+    config = parse_config(
+        CONFIG.replace(
+            f"{entrant('crasher', f'{BOT_FILE}:CrashOnceBot')}",
+            f'[[entrants]]\nname = "crasher"\ncommand = ["{sys.executable}", "{sleeper}"]\n',
+        ),
+        tmp_path / "t.toml",
+    )
     out = io.StringIO()
     assert run_tournament(config, resume=False, out=out, live=False) == 1
     store = Store(config.database)
