@@ -51,6 +51,7 @@ PASSED_ENV = (
     "PYTHONUNBUFFERED",
     "PYTHONHASHSEED",
     "TICHU_LOG_LEVEL",
+    "TICHU_PROTO_DIR",  # where the Node example (and bots modelled on it) load the protocol from
 )
 # The system a program needs to run, read-only: binaries, libraries, and a few files of /etc
 # (never all of it: /etc/shadow and host keys would be readable to a process that owns them).

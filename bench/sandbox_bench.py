@@ -1,0 +1,154 @@
+"""What the sandbox (referee.sandbox) costs a tournament: wall time and CPU per game, with and without.
+
+Run `.venv/bin/python bench/sandbox_bench.py` (about a minute on 2 cores). The same tournament
+(RandomBot against RandomBot, one deal per game, duplicate boards) is played with the bots in the
+sandbox and with `--no-sandbox`'s setting, alternately (ABBA...), so that the machine's noise hits
+both alike. Two ways to run the bots: a process per seat (`per_seat = true`: every game starts
+four processes, so each pays bwrap's start-up) and shared workers (one long-lived process per
+entrant, the default: the sandbox is made once). CPU is the tournament process's (the referee)
+and every process it starts (the bots and bwrap), user and system: see CpuMeter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from referee.sandbox import SandboxUnavailableError, check_available  # noqa: E402
+from referee.tournament.config import parse_config  # noqa: E402
+from referee.tournament.runner import run_tournament  # noqa: E402
+
+
+def config_text(games: int, per_seat: bool) -> str:
+    """A round robin of two RandomBot entrants, `games` games, one deal each."""
+    seat = "per_seat = true\n" if per_seat else ""
+    return f"""
+[tournament]
+seed = "sandbox-bench"
+games_per_pairing = {games}
+concurrency = 2
+database = "out/results.sqlite"
+replay_dir = "out/replays"
+output_dir = "out"
+[rules]
+match_mode = "fixed_rounds:1"
+[sprt]
+stop_early = false
+[[entrants]]
+name = "a"
+bot = "clients.random_bot:RandomBot"
+{seat}
+[[entrants]]
+name = "b"
+bot = "clients.random_bot:RandomBot"
+{seat}
+"""
+
+
+class CpuMeter:
+    """CPU time of this process and everything it starts. A sandboxed bot is not a child this
+    process reaps (it runs under bwrap's namespace init, and is killed with its namespace), so
+    getrusage misses it: where a cgroup v1 cpuacct hierarchy is writable, this process moves into
+    a cgroup of its own first, whose usage counts every descendant, the bots' own cgroups (made
+    inside it) included."""
+
+    def __init__(self) -> None:
+        self.usage: Path | None = None
+        own = next(
+            (line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+             if "cpuacct" in line.split(":", 2)[1].split(",")),
+            None,
+        )  # fmt: skip
+        root = Path("/sys/fs/cgroup/cpuacct")
+        if own is None or not root.is_dir():
+            return
+        folder = root / own.lstrip("/") / f"tichu-sandbox-bench-{os.getpid()}"
+        try:
+            folder.mkdir(exist_ok=True)
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            return
+        self.usage = folder / "cpuacct.usage"
+
+    @property
+    def source(self) -> str:
+        """What the figures count."""
+        return "a cgroup's cpuacct.usage" if self.usage else "getrusage (sandboxed bots are missed)"
+
+    def seconds(self) -> float:
+        """CPU seconds so far."""
+        if self.usage is not None:
+            return int(self.usage.read_text()) / 1e9
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def play(meter: CpuMeter, games: int, per_seat: bool, sandbox: bool) -> tuple[float, float]:
+    """One tournament in a fresh folder: (wall seconds, CPU seconds)."""
+    with tempfile.TemporaryDirectory(prefix="tichu-sandbox-bench-") as folder:
+        config = parse_config(config_text(games, per_seat), Path(folder) / "t.toml")
+        config = dataclasses.replace(config, sandbox=sandbox)
+        out = io.StringIO()
+        cpu, wall = meter.seconds(), time.perf_counter()
+        code = run_tournament(config, resume=False, out=out, live=False)
+        wall, cpu = time.perf_counter() - wall, meter.seconds() - cpu
+        if code != 0:
+            raise SystemExit(f"the tournament failed:\n{out.getvalue()}")
+    return wall, cpu
+
+
+def main() -> int:
+    """Print the figures and the command that reproduces them."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=16, help="games per tournament (even: duplicate boards)")
+    parser.add_argument("--rounds", type=int, default=2, help="tournaments of each kind, alternated")
+    args = parser.parse_args()
+    try:
+        isolation = check_available()
+    except SandboxUnavailableError as error:
+        print(f"sandbox bench: {error}", file=sys.stderr)
+        return 2
+    os.environ.setdefault("TICHU_LOG_LEVEL", "error")
+    meter = CpuMeter()  # before any bot's cgroup is made: theirs are made inside it
+    print(
+        f"Sandbox bench: {args.games} games a tournament, {args.rounds} tournaments of each kind, "
+        f"alternated; user namespace: {'yes' if isolation.user_namespace else 'no'}"
+    )
+    print(f"  load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU from {meter.source}")
+    print(f"  {'bots':<22} {'sandbox':>8} {'wall ms/game':>13} {'CPU ms/game':>12}")
+    for per_seat in (True, False):
+        totals = {True: [0.0, 0.0], False: [0.0, 0.0]}
+        for index in range(args.rounds):
+            order = (True, False) if index % 2 == 0 else (False, True)
+            for sandbox in order:
+                wall, cpu = play(meter, args.games, per_seat, sandbox)
+                totals[sandbox][0] += wall
+                totals[sandbox][1] += cpu
+        played = args.games * args.rounds
+        kind = "a process per seat" if per_seat else "shared workers"
+        for sandbox in (False, True):
+            wall, cpu = totals[sandbox]
+            print(
+                f"  {kind:<22} {'yes' if sandbox else 'no':>8} {1000 * wall / played:>13.1f} "
+                f"{1000 * cpu / played:>12.1f}"
+            )
+        base, boxed = totals[False], totals[True]
+        print(f"  {'':<22} {'ratio':>8} {boxed[0] / base[0]:>13.2f} {boxed[1] / base[1]:>12.2f}")
+    print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"Reproduce: .venv/bin/python bench/sandbox_bench.py --games {args.games} --rounds {args.rounds}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
