@@ -23,8 +23,7 @@ from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
-from referee.server.service import HELLO_TIMEOUT_S, RecordHook, RefereeService
-from referee.wire.tichu.v1 import referee_pb2
+from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RecordHook, RefereeService
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -45,7 +44,6 @@ SERVER_OPTIONS = (
 PemSource = bytes | str | Path
 # The services a generic client finds (grpc.health.v1 and server reflection): grpcurl, load
 # balancers and container probes ask health for "" (the whole server) or for a service's name.
-REFEREE_SERVICE: str = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
 HEALTH_SERVICE: str = health.SERVICE_NAME
 REFLECTION_SERVICE: str = reflection.SERVICE_NAME
 

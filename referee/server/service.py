@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 
 from referee.log import get_logger
 from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
@@ -59,6 +60,7 @@ from referee.server.throttle import HelloThrottle
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
+REFEREE_SERVICE: str = pb.DESCRIPTOR.services_by_name["Referee"].full_name
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SALT = re.compile(f"[0-9a-f]{{{2 * SALT_BYTES}}}")
 RecordHook = Callable[[str, Line], None]
@@ -81,6 +83,32 @@ class Traffic:
 
 class MatchExistsError(ValueError):
     """CreateMatch named a match id that is already taken."""
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """What a request's bytes became when they are not the message its RPC takes: the RPC answers
+    INVALID_ARGUMENT itself (after the organiser's token, for organiser calls), instead of gRPC's
+    UNKNOWN "Unexpected <class ...DecodeError>", unlogged, before any check."""
+
+    expected: str  # the message's full name, e.g. tichu.v1.CreateMatchRequest
+
+    @property
+    def details(self) -> str:
+        """The refusal's words."""
+        return f"the request is not a valid {self.expected} message (malformed protobuf)"
+
+
+def _lenient(message: type[Message]) -> Callable[[bytes], Message | Malformed]:
+    """A request deserializer that turns bytes it cannot parse into a Malformed."""
+
+    def parse(data: bytes) -> Message | Malformed:
+        try:
+            return message.FromString(data)
+        except DecodeError:
+            return Malformed(message.DESCRIPTOR.full_name)
+
+    return parse
 
 
 class RefereeService(referee_pb2_grpc.RefereeServicer):
@@ -321,9 +349,26 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         return True
 
     def attach(self, server: grpc.aio.Server) -> None:
-        """Register this servicer's RPCs on a grpc.aio server."""
-        # The generated grpc module has no type hints.
-        referee_pb2_grpc.add_RefereeServicer_to_server(self, server)  # type: ignore[no-untyped-call]
+        """Register this servicer's RPCs on a grpc.aio server, as the generated
+        add_RefereeServicer_to_server does, but with deserializers that hand malformed requests
+        to the RPCs (Malformed) so that each answers them as it should."""
+        handlers = {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                self.Play, _lenient(pb.BotMessage), pb.RefereeMessage.SerializeToString
+            ),
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                self.Watch, _lenient(pb.WatchRequest), pb.WatchMessage.SerializeToString
+            ),
+            "CreateMatch": grpc.unary_unary_rpc_method_handler(
+                self.CreateMatch, _lenient(pb.CreateMatchRequest), pb.CreateMatchResponse.SerializeToString
+            ),
+            "ListMatches": grpc.unary_unary_rpc_method_handler(
+                self.ListMatches, _lenient(pb.ListMatchesRequest), pb.ListMatchesResponse.SerializeToString
+            ),
+        }
+        assert set(handlers) == set(pb.DESCRIPTOR.services_by_name["Referee"].methods_by_name)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(REFEREE_SERVICE, handlers),))
+        server.add_registered_method_handlers(REFEREE_SERVICE, handlers)
 
     async def close(self) -> None:
         """Stop every match (closing its streams)."""
@@ -332,7 +377,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     # ---------------------------------------------------------------------------- Play
 
     async def Play(  # noqa: N802 (the RPC's name)
-        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+        self, request_iterator: AsyncIterator[pb.BotMessage | Malformed], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.RefereeMessage]:
         """One bot's stream: a Hello with its seat token, then messages both ways until the end."""
         table, conn, hello = await self._hello(request_iterator, context)
@@ -380,24 +425,22 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             table.disconnect(conn)
 
     async def _hello(
-        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+        self, request_iterator: AsyncIterator[pb.BotMessage | Malformed], context: grpc.aio.ServicerContext
     ) -> tuple[Table, Connection, pb.Hello]:
         """The stream's Hello, checked and its seat taken; else the call ends with a status,
         logged once (with the peer), and counted against the peer by the throttle."""
         peer = context.peer()
-        if not self.hello_throttle.allows(peer):
-            # The first message is read (and not looked at) first: a call ended while the client's
-            # first write is on its way fails there as INTERNAL rather than with this status.
-            with contextlib.suppress(StopAsyncIteration, TimeoutError):
-                await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout_s)
-            await _abort(
-                context,
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                "too many failed Hellos from this address; wait a few seconds before trying again",
-            )
 
         async def refuse(code: grpc.StatusCode, details: str, **fields: object) -> NoReturn:
-            self.hello_throttle.failed(peer, details, code=code.name, **fields)
+            # Only a failed Hello counts against its address, and only failed ones are throttled:
+            # a Hello with a good token is never refused for someone else's failures from there.
+            wait_s = self.hello_throttle.failed(peer, details, code=code.name, **fields)
+            if wait_s is not None:
+                code = grpc.StatusCode.RESOURCE_EXHAUSTED
+                details = (
+                    f"too many failed Hellos from this address: wait {wait_s:.1f} s before trying again "
+                    "(a Hello with a good seat token is always let in)"
+                )
             await _abort(context, code, details)
 
         try:
@@ -413,6 +456,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED,
                 f"no Hello within {self.hello_timeout_s:g} s: send a Hello with your seat token first",
             )
+        if isinstance(first, Malformed):
+            await refuse(grpc.StatusCode.INVALID_ARGUMENT, first.details)
         kind = first.WhichOneof("kind")
         if kind is None:
             await refuse(grpc.StatusCode.INVALID_ARGUMENT, "empty BotMessage: set one of its fields")
@@ -443,12 +488,16 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         return table, conn, hello
 
     async def _read(
-        self, request_iterator: AsyncIterator[pb.BotMessage], table: Table, conn: Connection
+        self, request_iterator: AsyncIterator[pb.BotMessage | Malformed], table: Table, conn: Connection
     ) -> None:
         """Forward a stream's messages to its table; an empty envelope ends the stream."""
         with contextlib.suppress(grpc.RpcError, grpc.aio.AioRpcError):
             received = self.traffic.received
             async for msg in request_iterator:
+                if isinstance(msg, Malformed):
+                    self._log.warning("message_refused", match_id=table.match_id, why=msg.details)
+                    table.end(conn, "INVALID_ARGUMENT", msg.details)
+                    return
                 message = message_from_proto(msg)
                 if message is None:
                     table.end(conn, "INVALID_ARGUMENT", "empty BotMessage: set one of its fields")
@@ -459,13 +508,15 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     # ---------------------------------------------------------------------------- Watch
 
     async def Watch(  # noqa: N802 (the RPC's name)
-        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
+        self, request: pb.WatchRequest | Malformed, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchMessage]:
         """A spectator stream: public and delayed, or complete and live with the organiser token."""
         full = False
         if _authorization(context) is not None:
             await self._require_organiser(context)
             full = True
+        if isinstance(request, Malformed):
+            await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "Watch", request.details)
         try:
             check_length("WatchRequest.match_id", request.match_id)
         except InputError as error:
@@ -487,10 +538,12 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     # ---------------------------------------------------------------------------- organisers
 
     async def CreateMatch(  # noqa: N802 (the RPC's name)
-        self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext
+        self, request: pb.CreateMatchRequest | Malformed, context: grpc.aio.ServicerContext
     ) -> pb.CreateMatchResponse:
         """Create a match and hand out its seat tokens (organisers only)."""
         await self._require_organiser(context)
+        if isinstance(request, Malformed):
+            await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "CreateMatch", request.details)
         try:
             check_create_request(request)
             table, tokens = self.create_match(
@@ -510,10 +563,12 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         return pb.CreateMatchResponse(match_id=table.match_id, seat_tokens=tokens, seed_commitment=commitment)
 
     async def ListMatches(  # noqa: N802 (the RPC's name)
-        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext
+        self, request: pb.ListMatchesRequest | Malformed, context: grpc.aio.ServicerContext
     ) -> pb.ListMatchesResponse:
         """Every match this referee holds, with its state (organisers only)."""
         await self._require_organiser(context)
+        if isinstance(request, Malformed):
+            await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "ListMatches", request.details)
         return pb.ListMatchesResponse(
             matches=[
                 pb.MatchInfo(

@@ -2,10 +2,12 @@
 
 Each failed Hello (no Hello, a bad one, an unknown token, a seat that cannot be taken) spends a
 token of its peer's bucket; the bucket holds BURST tokens and gains one every 1/REFILL_PER_S
-seconds. While a peer's bucket is empty, every Hello from it is refused at once with
-RESOURCE_EXHAUSTED, before its first message is read. Its failures are logged one by one while
-it has tokens, then once when it is throttled, and once more (with how many attempts were
-refused) when it may try again: 1,000 failures in a second make about BURST + 2 log lines.
+seconds. While a peer's bucket is empty, every failed Hello from it is refused with
+RESOURCE_EXHAUSTED and the time to wait. A Hello that succeeds is never throttled: on a machine
+where every bot shares 127.0.0.1 (a tournament, the arena's hosted bots behind one socket), a
+flood of bad Hellos from one cannot lock the others out. Failures are logged one by one while
+the address has tokens, then once when it is throttled, and once more (with how many attempts
+were refused) when it may try again: 1,000 failures in a second make about BURST + 2 log lines.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class HelloThrottle:
         self.burst = burst
         self.refill_per_s = refill_per_s
         self._buckets: dict[str, _Bucket] = {}
+        self.throttled = 0  # failed Hellos refused as throttled since the start (not logged one by one)
 
     def _bucket(self, host: str) -> _Bucket | None:
         bucket = self._buckets.get(host)
@@ -61,27 +64,22 @@ class HelloThrottle:
             bucket.at = now
         return bucket
 
-    def allows(self, peer: str) -> bool:
-        """Whether a Hello from `peer` may be tried now; a refused one is counted, not logged."""
-        host = peer_host(peer)
-        bucket = self._bucket(host)
-        if bucket is None:
-            return True
-        if bucket.tokens >= 1:
-            if bucket.refused:
-                self._log.info("hello_throttle_lifted", peer=host, refused=bucket.refused)
-                bucket.refused = 0
-            return True
-        bucket.refused += 1
-        return False
-
-    def failed(self, peer: str, why: str, **fields: object) -> None:
-        """A Hello from `peer` failed: log it (unless throttled now) and spend one of its tokens."""
+    def failed(self, peer: str, why: str, **fields: object) -> float | None:
+        """A Hello from `peer` failed. While its address has tokens left: log it, spend one, and
+        None (refuse it for what it is). Once they are spent: the seconds until the next one
+        (refuse it as throttled), counted but not logged one by one."""
         host = peer_host(peer)
         bucket = self._bucket(host)
         if bucket is None:
             self._forget_full()
             bucket = self._buckets[host] = _Bucket(float(self.burst), self._now())
+        if bucket.tokens < 1:
+            bucket.refused += 1
+            self.throttled += 1
+            return (1 - bucket.tokens) / self.refill_per_s
+        if bucket.refused:
+            self._log.info("hello_throttle_lifted", peer=host, refused=bucket.refused)
+            bucket.refused = 0
         bucket.tokens = max(0.0, bucket.tokens - 1)
         self._log.warning("hello_refused", peer=peer, why=why, **fields)
         if bucket.tokens < 1:
@@ -89,8 +87,9 @@ class HelloThrottle:
             self._log.warning(
                 "hello_throttled",
                 peer=host,
-                why=f"{self.burst} failed Hellos; further ones are refused for {wait_s:.1f} s",
+                why=f"{self.burst} failed Hellos; further failed ones are refused for {wait_s:.1f} s",
             )
+        return None
 
     def _forget_full(self) -> None:
         if len(self._buckets) < MAX_PEERS:

@@ -208,32 +208,37 @@ def test_every_refusal_is_logged_once_with_the_peer_and_the_reason() -> None:
     run(scenario())
 
 
-def test_a_thousand_failed_hellos_are_throttled_with_a_bounded_log() -> None:
+def test_a_thousand_failed_hellos_are_throttled_with_a_bounded_log_and_lock_nobody_out() -> None:
     clock = [1000.0]
 
     async def scenario() -> None:
         async with referee(now=lambda: clock[0]) as ref:
             response = await ref.create(seed="10")
-            token = response.seat_tokens[0]
             errors = []
             with capture_logs() as logs:
                 for _ in range(1_000):
                     errors.append(await refused(ref, pb.Hello(token="guess")))
-                # Even the right token is refused from a throttled address...
-                blocked = await refused(ref, pb.Hello(token=token))
-                assert blocked.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-                clock[0] += 5.0  # ...until its bucket refills a little.
-                bot = Bot(ref, token)
-                await bot.open()
-                await bot.until(lambda m: m.HasField("welcome"))
+                # The flooder shares 127.0.0.1 with the honest seats (as every bot of a tournament
+                # does): a Hello with a good token is let in at once, however throttled the address.
+                bots = await join(ref, list(response.seat_tokens), [None] * 4)
+                assert [b.seat for b in bots] == [0, 1, 2, 3]
+                assert ref.server is not None and ref.server.service.hello_throttle.throttled == 1_000 - BURST
+                clock[0] += 5.0  # the flooder's bucket refills a little: its next failure is logged again
+                again = await refused(ref, pb.Hello(token="guess"))
+                assert again.code() == grpc.StatusCode.UNAUTHENTICATED
             codes = [e.code() for e in errors]
             assert codes[:BURST] == [grpc.StatusCode.UNAUTHENTICATED] * BURST
             odd = [(i, e.details()) for i, e in enumerate(errors[BURST:]) if e.code() != codes[-1]]
             assert codes[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED and odd == []
+            assert "wait 1.0 s before trying again" in (errors[-1].details() or "")
             events = [e["event"] for e in logs if e["event"].startswith("hello_")]
-            assert events == ["hello_refused"] * BURST + ["hello_throttled", "hello_throttle_lifted"]
+            assert events == ["hello_refused"] * BURST + [
+                "hello_throttled",
+                "hello_throttle_lifted",
+                "hello_refused",
+            ]
             lifted = next(e for e in logs if e["event"] == "hello_throttle_lifted")
-            assert lifted["refused"] == 1_000 - BURST + 1
+            assert lifted["refused"] == 1_000 - BURST
 
     run(scenario(), 240)
 
@@ -259,7 +264,7 @@ def test_a_throttled_peer_does_not_disturb_another_peer() -> None:
             response = await honest.create(seed="11")
             for _ in range(BURST + 30):
                 await refused(attacker, pb.Hello(token="guess"))
-            blocked = await refused(attacker, pb.Hello(token=response.seat_tokens[0]))
+            blocked = await refused(attacker, pb.Hello(token="guess"))
             assert blocked.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             bots = await join(honest, list(response.seat_tokens), [None] * 4)
             assert all(b.seat == s for s, b in enumerate(bots))
@@ -284,3 +289,49 @@ def test_the_largest_legitimate_client_message_fits_the_receive_limit() -> None:
         match_id="m" * 64,
     )
     assert largest.ByteSize() < MAX_RECEIVE_BYTES / 2
+
+
+def test_malformed_protobuf_is_invalid_argument_after_the_token_and_names_no_python_class() -> None:
+    garbage = b"\xff\xff\xff\xff\x0f"  # a field number past the largest: no message parses it
+
+    async def scenario() -> None:
+        async with referee() as ref:
+            channel = ref.channel
+            create = channel.unary_unary("/tichu.v1.Referee/CreateMatch")
+            with capture_logs() as logs:
+                with pytest.raises(grpc.aio.AioRpcError) as anonymous:
+                    await create(garbage)
+                # The token is checked first: a stranger learns nothing of how the bytes were read.
+                assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                with pytest.raises(grpc.aio.AioRpcError) as organiser:
+                    await create(garbage, metadata=ORGANISER_METADATA)
+                listing = channel.unary_unary("/tichu.v1.Referee/ListMatches")
+                with pytest.raises(grpc.aio.AioRpcError) as listed:
+                    await listing(garbage, metadata=ORGANISER_METADATA)
+                watch = channel.unary_stream("/tichu.v1.Referee/Watch")
+                with pytest.raises(grpc.aio.AioRpcError) as watched:
+                    async for _ in watch(garbage):
+                        pass
+                play = channel.stream_stream("/tichu.v1.Referee/Play")
+                call = play()
+                await call.write(garbage)
+                with pytest.raises(grpc.aio.AioRpcError) as played:
+                    async for _ in call:
+                        pass
+            for error, message in (
+                (organiser.value, "tichu.v1.CreateMatchRequest"),
+                (listed.value, "tichu.v1.ListMatchesRequest"),
+                (watched.value, "tichu.v1.WatchRequest"),
+                (played.value, "tichu.v1.BotMessage"),
+            ):
+                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error
+                details = error.details() or ""
+                assert f"not a valid {message} message" in details
+                assert "class" not in details and "DecodeError" not in details
+            refused = [e for e in logs if e["event"] in ("request_refused", "hello_refused")]
+            assert len(refused) == 4 and all("malformed protobuf" in e["why"] for e in refused)
+            # And the referee still serves: a well-formed call after them is answered.
+            listing_ok = await ref.stub.ListMatches(pb.ListMatchesRequest(), metadata=ORGANISER_METADATA)
+            assert list(listing_ok.matches) == []
+
+    run(scenario())
