@@ -106,7 +106,8 @@ class Sandbox:
         own = [
             path if path.is_dir() else path.parent for path in own_files
         ]  # a script, and its folder's modules
-        for tree in _minimal_cover([*_python_paths(), *self.readable, *own, cwd.resolve()]):
+        readable = [*_python_paths(), *_python_path_entries(), *self.readable, *own, cwd.resolve()]
+        for tree in _minimal_cover(readable):
             args += ["--ro-bind", str(tree), str(tree)]
             mounted.append(tree)
         for private in sorted({p.resolve() for p in self.hidden}):
@@ -195,9 +196,16 @@ def _python_paths() -> tuple[Path, ...]:
             for folder in spec.submodule_search_locations:
                 found.add(Path(folder))
                 found.add(Path(folder).parent / "proto")  # the protocol, which bots in other languages load
-    for variable in ("PYTHONPATH",):
-        found |= {Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p}
     return tuple(p.resolve() for p in found if p.exists())
+
+
+def _python_path_entries() -> list[Path]:
+    """The folders $PYTHONPATH names now (a bot's modules may live there: read at each start)."""
+    return [
+        Path(p).resolve()
+        for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if p and Path(p).exists()
+    ]
 
 
 def _minimal_cover(paths: Iterable[Path]) -> list[Path]:

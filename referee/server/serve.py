@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
+import ipaddress
 import os
 import signal
 import sys
@@ -24,6 +25,7 @@ from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RecordHook, RefereeService
+from referee.server.tokens import WeakTokenError, check_organiser_token, stored_organiser_token, token_file
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -167,7 +169,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--organiser-token",
         default=None,
-        help=f"the organisers' secret for CreateMatch, ListMatches and full Watch (default: ${TOKEN_ENV})",
+        help=f"the organisers' secret for CreateMatch, ListMatches and full Watch, 128 bits or more "
+        f"(default: ${TOKEN_ENV}, else one made once and kept in ~/.config/tichu/organiser-token)",
     )
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain")
     parser.add_argument("--tls-key", type=Path, help="PEM private key")
@@ -216,6 +219,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=("auto", "json", "console"), default="auto")
 
 
+def _loopback(address: str) -> bool:
+    """Whether host:port names this machine's loopback (127.0.0.0/8, ::1, localhost)."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def freeze_startup_heap() -> None:
     """Exempt what start-up allocated (modules, descriptors, the server) from garbage collection.
 
@@ -232,7 +246,24 @@ def run_serve(args: argparse.Namespace) -> int:
     log.configure(json=None if args.log_format == "auto" else args.log_format == "json")
     token = args.organiser_token or os.environ.get(TOKEN_ENV, "")
     if not token:
-        print(f"tichu serve: give --organiser-token or set {TOKEN_ENV}", file=sys.stderr)
+        path = token_file()
+        try:
+            token, made = stored_organiser_token(path)
+        except OSError as error:
+            print(f"tichu serve: give --organiser-token or set {TOKEN_ENV} ({error})", file=sys.stderr)
+            return 2
+        if made:  # shown this once: it is in the file (owner only) from now on
+            print(
+                f"tichu serve: no --organiser-token or ${TOKEN_ENV}: a new organiser token is saved in "
+                f"{path} (mode 0600); organisers send 'authorization: Bearer <token>':\n{token}",
+                file=sys.stderr,
+            )
+        else:
+            print(f"tichu serve: the organiser token is the one saved in {path}", file=sys.stderr)
+    try:
+        check_organiser_token(token)
+    except WeakTokenError as error:
+        print(f"tichu serve: {error}", file=sys.stderr)
         return 2
     if (args.tls_cert is None) != (args.tls_key is None):
         print("tichu serve: --tls-cert and --tls-key go together", file=sys.stderr)
@@ -240,6 +271,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.tls_cert is None and not args.insecure:
         print("tichu serve: give --tls-cert and --tls-key, or --insecure for plaintext", file=sys.stderr)
         return 2
+    if args.tls_cert is None and not _loopback(args.listen):
+        print(
+            f"tichu serve: WARNING: plaintext on {args.listen}, which is not a loopback address: anyone "
+            "on the network can read the seat tokens and the organiser token; give --tls-cert and --tls-key",
+            file=sys.stderr,
+        )
     defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
     try:
         asyncio.run(

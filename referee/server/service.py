@@ -10,10 +10,8 @@ Everything that happens in a game is the Table's business.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import functools
-import hashlib
 import hmac
 import re
 import secrets
@@ -57,6 +55,7 @@ from referee.server.limits import (
 from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
 from referee.server.throttle import HelloThrottle
+from referee.server.tokens import SeatTokens, check_organiser_token
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -130,7 +129,11 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
     ) -> None:
         if not organiser_token:
             raise ValueError("an organiser token is required")
+        check_organiser_token(organiser_token)
         self._organiser_token = organiser_token.encode()
+        # Seat tokens from a secret of their own (kept with the replays, for resume), never from
+        # the organiser token: a bot cannot guess that token, or another seat's, from its own.
+        self._seat_secret = SeatTokens.in_folder(replay_dir, organiser_token)
         self.defaults = defaults or ClockSettings()
         self._now = now
         self._wall = wall
@@ -221,21 +224,15 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         return table, tokens
 
     def seat_token(self, match_id: str, seat: int) -> str:
-        """A seat's secret token: derived from the organiser token, so a restarted referee
-        (given the same organiser token) accepts the tokens it handed out before."""
+        """A seat's secret token, from the server's seat secret (tokens.SeatTokens): a restarted
+        referee with the same replay folder accepts the tokens it handed out before."""
         return self.seat_tokens(match_id, seat)[0]
 
-    def seat_tokens(self, match_id: str, seat: int) -> tuple[str, ...]:
-        """The tokens that open a seat: the one handed out first, then any older form of it.
-
-        A token is base64url, so one in 64 would begin with '-', which a command line takes for
-        an option (`--token -x...`): such a token is handed out with '_' in its place. Referees
-        before that handed out the '-' form, which still opens the seat (a resumed match's bots
-        keep the tokens they were given).
-        """
-        digest = hmac.new(self._organiser_token, f"tichu-seat/{match_id}/{seat}".encode(), hashlib.sha256)
-        token = base64.urlsafe_b64encode(digest.digest()[:24]).decode()
-        return ("_" + token[1:], token) if token.startswith("-") else (token,)
+    def seat_tokens(self, match_id: str, seat: int, *, legacy: bool = False) -> tuple[str, ...]:
+        """The tokens that open a seat: the one handed out first, then any older form of it
+        (a '-' first character, and with `legacy` the form derived from the organiser token that
+        a match resumed from an older release's replay folder handed out)."""
+        return self._seat_secret.for_seat(match_id, seat, legacy=legacy)
 
     def resume_unfinished(self) -> list[str]:
         """Continue every unfinished match whose replay is in `replay_dir`; their ids.
@@ -287,7 +284,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             ) as error:
                 self._log.error("resume_failed", path=str(path), error=str(error))
                 continue
-            self._open(table, writer)
+            self._open(table, writer, resumed=True)
             resumed.append(table.match_id)
             self._log.info(
                 "match_resumed_from_replay",
@@ -310,13 +307,13 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
 
         return record
 
-    def _open(self, table: Table, writer: ReplayWriter | None) -> list[str]:
+    def _open(self, table: Table, writer: ReplayWriter | None, *, resumed: bool = False) -> list[str]:
         """Register a table and its seat tokens and start it; the tokens, in seat order."""
         match_id = table.match_id
         tokens = [self.seat_token(match_id, seat) for seat in range(table.players)]
         self.tables[match_id] = table
         for seat in range(table.players):
-            for token in self.seat_tokens(match_id, seat):
+            for token in self.seat_tokens(match_id, seat, legacy=resumed):
                 self._seats[token] = (table, seat)
         if writer is not None:
             self.replay_paths[match_id] = writer.path
@@ -342,7 +339,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             return False
         del self.tables[match_id]
         for seat in range(table.players):
-            for token in self.seat_tokens(match_id, seat):
+            for token in self.seat_tokens(match_id, seat, legacy=True):
                 self._seats.pop(token, None)
         self.replay_paths.pop(match_id, None)
         self._log.info("match_forgotten", match_id=match_id)

@@ -208,15 +208,18 @@ class GameHost:
             check_available()
         except SandboxUnavailableError as error:
             raise HostError(str(error)) from None
-        for folder in (self.replay_dir, self.log_dir, config.output_dir):
+        # Made now, so that each is masked: a folder made later inside one a bot may read would show.
+        for folder in (self.replay_dir, self.log_dir, config.live_dir, config.replay_dir):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Outside every folder a bot can read: the socket is bound into each sandbox by itself.
         self._socket_dir = Path(tempfile.mkdtemp(prefix="tichu-referee-"))
         token_files = [config.source.parent / e.token_file for e in config.entrants if e.token_file]
         hidden = [
+            # Not the whole output_dir: it may be the bots' own folder, and what else it holds
+            # (standings, seed commitments) is published anyway.
             self.replay_dir,
             self.log_dir,
-            config.output_dir,
+            config.live_dir,
             config.replay_dir,
             # The store and SQLite's files beside it (the run holds it open: they exist by now).
             *(

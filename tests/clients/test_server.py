@@ -25,6 +25,7 @@ from referee.match.records import CallRecord, DecisionRecord, EventRecord, Rejec
 from referee.rules import Action, Exchange, Observation, Play, RulesConfig
 from referee.rules.events import Called
 from tests.clients.fakes import BrokenBot
+from tests.server.support import ORGANISER
 
 server = pytest.importorskip("referee.server.serve")
 server_support = pytest.importorskip("tests.server.support")
@@ -55,13 +56,13 @@ async def play_all(
     security: dict[str, Any] = {"insecure": True}
     if tls is None:
         running = await server.start_server(
-            "127.0.0.1:0", "organiser", insecure=True, defaults=CALM, keep_records=True
+            "127.0.0.1:0", ORGANISER, insecure=True, defaults=CALM, keep_records=True
         )
         address = running.address
     else:
         cert, key = tls
         running = await server.start_server(
-            "127.0.0.1:0", "organiser", tls_cert=cert, tls_key=key, defaults=CALM
+            "127.0.0.1:0", ORGANISER, tls_cert=cert, tls_key=key, defaults=CALM
         )
         address, security = f"localhost:{running.port}", {"ca_file": str(cert)}
     try:
@@ -155,7 +156,7 @@ def test_six_sdk_bots_play_the_six_player_game_over_the_wire() -> None:
             ShowcaseBot(),
         ]
         running = await server.start_server(
-            "127.0.0.1:0", "organiser", insecure=True, defaults=CALM, keep_records=True
+            "127.0.0.1:0", ORGANISER, insecure=True, defaults=CALM, keep_records=True
         )
         try:
             rules = json.dumps({"players": 6, "match_mode": "fixed_rounds:2"})
@@ -289,7 +290,7 @@ def test_tichu_bot_plays_a_seat_from_the_command_line(
     add_bot_arguments(parser)
 
     async def main() -> int:
-        running = await server.start_server("127.0.0.1:0", "organiser", insecure=True, defaults=CALM)
+        running = await server.start_server("127.0.0.1:0", ORGANISER, insecure=True, defaults=CALM)
         try:
             _, tokens = running.service.create_match(rules_json=RULES, seed="2", match_id="cli")
             command = ["clients.random_bot:RandomBot", "--server", running.address, "--token", tokens[0]]

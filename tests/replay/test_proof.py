@@ -46,7 +46,7 @@ from referee.server.seeds import SealError, seal, unseal
 from referee.server.service import RefereeService
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played, play_recorded_match
-from tests.server.support import CARD, ORGANISER_METADATA, join, random_policy, referee, run
+from tests.server.support import CARD, ORGANISER, ORGANISER_METADATA, join, random_policy, referee, run
 from tests.server.test_hidden import allowed, known_cards
 
 REPO = Path(__file__).resolve().parents[2]
@@ -436,7 +436,7 @@ def test_the_redact_command_names_its_output_and_refuses_what_has_no_chain(
 
 def test_a_match_from_a_given_position_has_no_view(tmp_path: Path) -> None:
     async def create() -> None:
-        service = RefereeService("organiser", replay_dir=tmp_path)
+        service = RefereeService(ORGANISER, replay_dir=tmp_path)
         table, _ = service.create_match(initial_state=new_game(OFFICIAL, 5)[0], match_id="from-position")
         await table.stop("test over")
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
+import hashlib
+import hmac
 import json
 import shutil
 from pathlib import Path
@@ -16,19 +19,52 @@ from referee.match.moves import rerun
 from referee.match.records import ResumeRecord
 from referee.replay import read_replay
 from referee.server.service import MatchExistsError, RefereeService
+from referee.server.tokens import WeakTokenError, new_organiser_token
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played
 from tests.server.support import ORGANISER, Bot, referee, run
 
 
-def test_seat_tokens_survive_a_restart_with_the_same_organiser_token() -> None:
-    first = RefereeService(ORGANISER)
-    again = RefereeService(ORGANISER)
-    other = RefereeService(ORGANISER + "-rotated")
+def test_seat_tokens_survive_a_restart_with_the_same_replay_folder_and_hide_the_organiser_token(
+    tmp_path: Path,
+) -> None:
+    first = RefereeService(ORGANISER, replay_dir=tmp_path)
+    again = RefereeService(ORGANISER + "-rotated", replay_dir=tmp_path)  # the secret is the folder's
+    elsewhere = RefereeService(ORGANISER, replay_dir=tmp_path / "other")
     tokens = [first.seat_token("m1", seat) for seat in range(4)]
     assert tokens == [again.seat_token("m1", seat) for seat in range(4)]
     assert len(set(tokens)) == 4 and len(tokens[0]) >= 32
-    assert tokens[0] != first.seat_token("m2", 0) and tokens[0] != other.seat_token("m1", 0)
+    assert tokens[0] != first.seat_token("m2", 0) and tokens[0] != elsewhere.seat_token("m1", 0)
+    assert (tmp_path / ".seat-secret").stat().st_mode & 0o077 == 0
+    # No seat token is the organiser token's HMAC any more: that form let a bot test guesses of
+    # a weak organiser token offline, and derive every other seat's token from it.
+    message = b"tichu-seat/m1/0"
+    derived = base64.urlsafe_b64encode(hmac.new(ORGANISER.encode(), message, hashlib.sha256).digest()[:24])
+    assert derived.decode() not in first.seat_tokens("m1", 0, legacy=True)  # a new folder: none to honour
+
+
+def test_a_weak_organiser_token_is_refused_with_how_to_make_one() -> None:
+    for weak in ("x", "sunshine1", "a" * 64, "0123456789abcdef0123456789abcde"):  # the last: 124 bits
+        with pytest.raises(WeakTokenError, match=r"secrets\.token_urlsafe"):
+            RefereeService(weak)
+    RefereeService(new_organiser_token())
+
+
+def test_a_replay_folder_of_an_earlier_release_keeps_its_bots_tokens(played: Played, tmp_path: Path) -> None:
+    # Its replays were written before the folder held a seat secret: the matches resumed from it
+    # still open with the tokens derived from the organiser token, which their bots hold.
+    lines = played.path.read_bytes().splitlines(keepends=True)
+    (tmp_path / "half.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    service = RefereeService(ORGANISER, replay_dir=tmp_path)
+    match_id = read_replay(played.path).match_id
+    message = f"tichu-seat/{match_id}/0".encode()
+    derived = base64.urlsafe_b64encode(
+        hmac.new(ORGANISER.encode(), message, hashlib.sha256).digest()[:24]
+    ).decode()
+    assert {derived, "_" + derived[1:]} & set(service.seat_tokens(match_id, 0, legacy=True))
+    # Once the folder has a secret, a new referee honours no derived form.
+    later = RefereeService(ORGANISER, replay_dir=tmp_path)
+    assert later.seat_tokens(match_id, 0, legacy=True) == service.seat_tokens(match_id, 0)
 
 
 def test_a_match_id_whose_replay_exists_is_refused(tmp_path: Path) -> None:

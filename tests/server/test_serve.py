@@ -17,9 +17,12 @@ import pytest
 
 from clients.scripted import ScriptedSeat
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
+from referee.server.tokens import stored_organiser_token, token_bits, token_file
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import referee, run
+
+STRONG = "a-strong-organiser-token-from-the-environment-0123"
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the lead's cli.py does with these two functions, in a few lines.
@@ -42,15 +45,27 @@ def test_options_carry_the_clock_defaults() -> None:
     assert args.listen == "127.0.0.1:50051" and args.window_ms == 2000
 
 
-def test_serve_refuses_to_start_without_a_token_or_a_security_choice(
+def test_serve_refuses_a_weak_token_or_no_security_choice(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    assert run_serve(parse("--insecure", "--log-format", "json")) == 2
-    assert "organiser-token" in capsys.readouterr().err
-    assert run_serve(parse("--organiser-token", "t", "--log-format", "json")) == 2
+    assert run_serve(parse("--insecure", "--organiser-token", "sunshine1", "--log-format", "json")) == 2
+    assert "too weak" in capsys.readouterr().err
+    assert run_serve(parse("--organiser-token", STRONG, "--log-format", "json")) == 2
     assert "--insecure" in capsys.readouterr().err
-    assert run_serve(parse("--organiser-token", "t", "--tls-cert", "c.pem", "--log-format", "json")) == 2
+    assert run_serve(parse("--organiser-token", STRONG, "--tls-cert", "c.pem", "--log-format", "json")) == 2
+
+
+def test_serve_without_a_token_makes_one_keeps_it_0600_and_shows_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    path = tmp_path / "tichu" / "organiser-token"
+    first, made = stored_organiser_token(path)
+    assert made and token_bits(first) >= 256 and path.stat().st_mode & 0o077 == 0
+    assert stored_organiser_token(path) == (first, False)
+    assert token_file() == path
 
 
 def free_port() -> int:
@@ -62,7 +77,7 @@ def free_port() -> int:
 
 def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     port = free_port()
-    env = {**os.environ, TOKEN_ENV: "from-the-environment", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, TOKEN_ENV: STRONG, "PYTHONPATH": str(ROOT)}
     command = [
         sys.executable,
         "-c",
@@ -82,7 +97,7 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=20)
             stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
-            metadata = (("authorization", "Bearer from-the-environment"),)
+            metadata = (("authorization", f"Bearer {STRONG}"),)
             response = stub.CreateMatch(pb.CreateMatchRequest(seed="1"), metadata=metadata, timeout=5)
             assert len(response.seat_tokens) == 4
         time.sleep(0.1)

@@ -28,6 +28,7 @@ from referee.server.table import Table
 from referee.tournament.bots import SEAT_LOG_CAP, EntrantProcesses, build_identity
 from referee.tournament.config import Entrant
 from referee.tournament.limits import Limits, exit_reason
+from tests.server.support import ORGANISER
 
 HERE = Path(__file__).resolve().parent
 COMMAND_BOT = HERE / "command_bot.py"
@@ -51,7 +52,7 @@ def python_command(mode: str, *more: str) -> tuple[str, ...]:
 
 @asynccontextmanager
 async def referee() -> AsyncIterator[RunningServer]:
-    running = await start_server("127.0.0.1:0", "organiser", insecure=True, resume=False)
+    running = await start_server("127.0.0.1:0", ORGANISER, insecure=True, resume=False)
     try:
         yield running
     finally:
