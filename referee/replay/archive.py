@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from referee.replay.bounds import BoundsError, bounded_lines, check_archive, read_member
 
 ARCHIVE_FORMAT = "tichu-games/1"
 INDEX_JSON = "index.json"
@@ -51,10 +54,13 @@ def read_index(archive: Path) -> list[dict[str, Any]] | None:
     """The index's entries, or None for a zip without an index; ArchiveError if it is unreadable."""
     try:
         with zipfile.ZipFile(archive) as packed:
+            check_archive(packed, str(archive))
             if INDEX_JSON not in packed.namelist():
                 return None
-            index = json.loads(packed.read(INDEX_JSON))
-    except (OSError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as error:
+            index = json.loads(read_member(packed, INDEX_JSON, str(archive)))
+    except BoundsError as error:
+        raise ArchiveError(str(error)) from None
+    except (OSError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise ArchiveError(f"{archive}: cannot read its {INDEX_JSON}: {error}") from None
     games = index.get("games") if isinstance(index, dict) else None
     if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
@@ -66,7 +72,10 @@ def replay_members(archive: Path) -> list[str]:
     """The names of the replays an archive holds, in its order."""
     try:
         with zipfile.ZipFile(archive) as packed:
+            check_archive(packed, str(archive))
             names = packed.namelist()
+    except BoundsError as error:
+        raise ArchiveError(str(error)) from None
     except (OSError, zipfile.BadZipFile) as error:
         raise ArchiveError(f"{archive}: not a readable zip: {error}") from None
     return [n for n in names if n.endswith((".jsonl", ".jsonl.gz"))]
@@ -91,7 +100,10 @@ def member_bytes(archive: Path, member: str) -> bytes:
     """A member's bytes as stored (before any gzip is unpacked)."""
     try:
         with zipfile.ZipFile(archive) as packed:
-            return packed.read(member)
+            check_archive(packed, str(archive))
+            return read_member(packed, member, str(archive))
+    except BoundsError as error:
+        raise ArchiveError(str(error)) from None
     except KeyError:
         raise ArchiveError(f"{archive} has no member {member}") from None
     except (zipfile.BadZipFile, OSError) as error:
@@ -102,6 +114,13 @@ def member_lines(archive: Path, name: str) -> list[bytes]:
     """A replay's lines from an archive, as referee.replay.format.read_lines gives a file's."""
     member = resolve_member(archive, name)
     data = member_bytes(archive, member)
-    if member.endswith(".gz"):
-        data = gzip.decompress(data)
-    return data.splitlines(keepends=True)
+    where = f"{archive}:{member}"
+    try:
+        if member.endswith(".gz"):
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
+                return bounded_lines(unpacked, where)
+        return bounded_lines(io.BytesIO(data), where)
+    except BoundsError as error:
+        raise ArchiveError(str(error)) from None
+    except (OSError, EOFError) as error:
+        raise ArchiveError(f"{where}: not a readable gzip member: {error}") from None

@@ -26,6 +26,7 @@ from referee.match.records import (
     record_from_json,
 )
 from referee.replay.archive import ArchiveError, member_lines, split_reference
+from referee.replay.bounds import BoundsError, bounded_lines
 
 
 class ReplayFormatError(ValueError):
@@ -85,6 +86,24 @@ def _json(raw: bytes, where: str, number: int) -> object:
         raise ReplayFormatError(f"{where}:{number}: not JSON ({error.msg})") from None
     except UnicodeDecodeError:
         raise ReplayFormatError(f"{where}:{number}: not UTF-8 text") from None
+    except RecursionError:
+        raise ReplayFormatError(f"{where}:{number}: JSON nested too deeply for a replay line") from None
+
+
+def canonical_line(data: object) -> bytes:
+    """The one byte form of a line that the referee writes: compact JSON in the object's own key
+    order, UTF-8 (not escaped), and a newline."""
+    return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def _check_canonical(raw: bytes, data: object, where: str, number: int) -> None:
+    # A chain hashes what a line means, not its bytes: a duplicate key or an extra space would
+    # leave a signed replay verifying with other bytes. Only the written form is accepted.
+    if raw != canonical_line(data):
+        raise ReplayFormatError(
+            f"{where}:{number}: not the byte form the referee writes (a duplicate key, extra spaces "
+            "or escaped characters): a signed replay's bytes must be exactly those written"
+        )
 
 
 def parse_header(raw: bytes, where: str) -> Header:
@@ -155,12 +174,14 @@ def parse_lines(lines: list[bytes], path: Path | None = None) -> Replay:
     header = _header(first, where)
     chain = ChainCheck()
     if header.chained:
+        _check_canonical(complete[0], first, where, 1)
         chain.add(1, first, header)
     records = []
     for number, raw in enumerate(complete[1:], start=2):
         data = _json(raw, where, number)
         record = _record(data, where, number)
         if header.chained:
+            _check_canonical(raw, data, where, number)
             chain.add(number, data, record)
         records.append(record)
     withheld = sum(isinstance(r, RedactedRecord) for r in records)
@@ -185,8 +206,11 @@ def read_lines(path: Path) -> list[bytes]:
             return member_lines(*reference)
         except ArchiveError as error:
             raise ReplayFormatError(str(error)) from None
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as packed:
-            return packed.readlines()
-    with path.open("rb") as file:
-        return file.readlines()
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as packed:
+                return bounded_lines(packed, str(path))
+        with path.open("rb") as file:
+            return bounded_lines(file, str(path))
+    except BoundsError as error:
+        raise ReplayFormatError(str(error)) from None

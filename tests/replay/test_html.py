@@ -22,6 +22,7 @@ import pytest
 from referee.match.moves import initial_state, rerun, revealed_seed
 from referee.match.records import EventRecord
 from referee.replay import Replay, ReplayFormatError, read_replay
+from referee.replay.format import canonical_line
 from referee.replay.html import DATA_ID, render_html, write_html
 from referee.rules import State, format_cards
 from referee.rules.events import ExchangeSubmitted
@@ -166,7 +167,7 @@ def test_a_replay_that_does_not_verify_makes_no_page(played: Played, tmp_path: P
     dealt = next(i for i, line in enumerate(lines) if '"cards_dealt"' in line)
     record = json.loads(lines[dealt])
     record["event"]["cards"] = "2j"  # not what the engine deals
-    lines[dealt] = json.dumps(record) + "\n"
+    lines[dealt] = canonical_line(record).decode()  # in the referee's byte form: only its content lies
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("".join(lines), encoding="utf-8")
     out = tmp_path / "page.html"

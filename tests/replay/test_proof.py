@@ -499,7 +499,7 @@ def test_serve_refuses_a_signing_key_it_cannot_use(
                 "serve",
                 "--insecure",
                 "--organiser-token",
-                "t",
+                ORGANISER,
                 "--listen",
                 "127.0.0.1:0",
                 "--signing-key",

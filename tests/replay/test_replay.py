@@ -31,7 +31,7 @@ from referee.match.records import (
 )
 from referee.replay import ReplayFormatError, read_replay
 from referee.replay.cli import verify_files
-from referee.replay.format import Replay
+from referee.replay.format import Replay, canonical_line
 from referee.replay.writer import ReplayWriter
 from referee.rules import new_game
 from tests.replay.conftest import Played
@@ -124,7 +124,9 @@ def _tamper(records: Json, kind: str, change: Callable[[dict[str, Any]], None], 
 
 
 def _rewrite(path: Path, records: Json) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    # In the referee's byte form: a forger writes what the referee would, so that only what the
+    # lines say is left for verify to catch.
+    path.write_bytes(b"".join(canonical_line(r) for r in records))
 
 
 def _other_play(record: dict[str, Any]) -> None:

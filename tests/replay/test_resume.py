@@ -20,7 +20,7 @@ from referee.replay.verify import verify
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
-TOKEN = "resume-test-organiser"
+TOKEN = "resume-test-organiser-token-of-enough-bits"
 
 
 def _free_port() -> int:
