@@ -9,6 +9,7 @@ import dataclasses
 import gc
 import ipaddress
 import os
+import resource
 import signal
 import sys
 import time
@@ -43,6 +44,32 @@ SERVER_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_BYTES),
 )
+
+
+def server_options(hello_timeout_s: float) -> tuple[tuple[str, int], ...]:
+    """SERVER_OPTIONS, and connection hygiene: a connection that does not finish its handshake,
+    or carries no call (an HTTP/2 preface and then nothing, say), is closed after the Hello
+    timeout, so idle sockets cannot use up the referee's files (a client's channel reconnects by
+    itself when it next calls)."""
+    timeout_ms = max(1_000, int(hello_timeout_s * 1000))
+    return (
+        *SERVER_OPTIONS,
+        ("grpc.server_handshake_timeout_ms", timeout_ms),
+        ("grpc.max_connection_idle_ms", timeout_ms),
+    )
+
+
+def raise_file_limit() -> tuple[int, int]:
+    """Raise this process's limit on open files to its hard limit (each connection is one);
+    the (soft, hard) limits it then has."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+    return soft, hard
+
+
 PemSource = bytes | str | Path
 # The services a generic client finds (grpc.health.v1 and server reflection): grpcurl, load
 # balancers and container probes ask health for "" (the whole server) or for a service's name.
@@ -128,7 +155,7 @@ async def start_server(
         sign=None if signing_key is None else load_signer(signing_key),
         hello_timeout_s=hello_timeout_s,
     )
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server = grpc.aio.server(options=server_options(hello_timeout_s))
     service.attach(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -278,6 +305,12 @@ def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
+    files, _ = raise_file_limit()
+    # Each connection is a file; the rest are the replays being written and the process's own.
+    print(
+        f"tichu serve: up to about {max(0, files - 2 * 64):,} connections at once (open files: {files:,})",
+        file=sys.stderr,
+    )
     try:
         asyncio.run(
             _serve(
