@@ -133,7 +133,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self._organiser_token = organiser_token.encode()
         # Seat tokens from a secret of their own (kept with the replays, for resume), never from
         # the organiser token: a bot cannot guess that token, or another seat's, from its own.
-        self._seat_secret = SeatTokens.in_folder(replay_dir, organiser_token)
+        self.tokens = SeatTokens.in_folder(replay_dir, organiser_token)
         self.defaults = defaults or ClockSettings()
         self._now = now
         self._wall = wall
@@ -232,7 +232,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         """The tokens that open a seat: the one handed out first, then any older form of it
         (a '-' first character, and with `legacy` the form derived from the organiser token that
         a match resumed from an older release's replay folder handed out)."""
-        return self._seat_secret.for_seat(match_id, seat, legacy=legacy)
+        return self.tokens.for_seat(match_id, seat, legacy=legacy)
 
     def resume_unfinished(self) -> list[str]:
         """Continue every unfinished match whose replay is in `replay_dir`; their ids.

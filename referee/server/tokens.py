@@ -111,11 +111,16 @@ class SeatTokens:
             out.write(secret.hex() + "\n")
         return cls(secret, organiser_token.encode() if older_replays else None)
 
+    def unescaped(self, match_id: str, seat: int) -> str:
+        """A seat's token before a leading '-' is made '_' (the form an older client may hold)."""
+        message = f"tichu-seat/{match_id}/{seat}".encode()
+        return _urlsafe(hmac.new(self._secret, message, hashlib.sha256).digest())
+
     def for_seat(self, match_id: str, seat: int, *, legacy: bool = False) -> tuple[str, ...]:
         """The tokens that open a seat: the one handed out first; with `legacy`, the form an
         earlier release derived from the organiser token too."""
         message = f"tichu-seat/{match_id}/{seat}".encode()
-        tokens = _options(_urlsafe(hmac.new(self._secret, message, hashlib.sha256).digest()))
+        tokens = _options(self.unescaped(match_id, seat))
         if legacy and self._legacy_key is not None:
             tokens += _options(_urlsafe(hmac.new(self._legacy_key, message, hashlib.sha256).digest()))
         return tokens

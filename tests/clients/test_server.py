@@ -324,9 +324,9 @@ def test_tichu_bot_takes_a_token_that_begins_with_a_dash(
             "127.0.0.1:0", server_support.ORGANISER, insecure=True, defaults=CALM
         )
         try:
-            match_id = dashed_match_id()
+            match_id = dashed_match_id(running.service)
             _, tokens = running.service.create_match(rules_json=RULES, seed="3", match_id=match_id)
-            old = legacy_token(match_id, 0)
+            old = legacy_token(running.service, match_id, 0)
             assert old.startswith("-") and tokens[0] != old
             command = ["bot", "clients.random_bot:RandomBot", "--server", running.address, "--insecure"]
             code = asyncio.to_thread(tichu, [*command, "--token", old])
