@@ -164,35 +164,12 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
     assert list((out_dir / "live").glob("*.jsonl")) == []
 
 
-def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Path) -> None:
-    sandbox_or_skip()
+def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[str], str]:
+    """A board where the hostile entrant never plays (`mode`) within `limit`: each game a forfeit
+    of its team; the exit reasons stored and the run's output."""
     write_key_pair(tmp_path / "keys" / "signing.pem")
-    marker = f"tichu-hostile-burn-{os.getpid()}"
     targets = {"pids": [], "files": [], "tcp": [], "marker": marker}
-    config = parse_config(tournament(tmp_path, "burn", targets, "cpu_seconds = 2"), tmp_path / "t.toml")
-    out = io.StringIO()
-    assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
-    store = Store(config.database)
-    try:
-        games = store.games()
-        reasons = {s.exit_reason for s in store.seat_stats() if s.exit_reason}
-    finally:
-        store.close()
-    # Three children in sessions of their own spin: together they pass 2 s of CPU long before
-    # any one of them would, and the whole tree is stopped for it.
-    assert reasons == {"CPU limit of 2 s exceeded (by its processes together)"}, (reasons, out.getvalue())
-    assert [game.status for game in games] == ["finished", "finished"]
-    for game in games:  # stopped before it connected: its team forfeits at once
-        assert game.forfeit and game.forfeiting_team is not None
-        assert game.players[game.forfeiting_team] == "hostile"
-    assert survivors(marker) == [], "a spinning child outlived its game"
-
-
-def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(tmp_path: Path) -> None:
-    sandbox_or_skip()
-    write_key_pair(tmp_path / "keys" / "signing.pem")
-    targets = {"pids": [], "files": [], "tcp": [], "marker": "unused"}
-    config = parse_config(tournament(tmp_path, "hog-first", targets, "memory_mb = 150"), tmp_path / "t.toml")
+    config = parse_config(tournament(tmp_path, mode, targets, limit), tmp_path / "t.toml")
     out = io.StringIO()
     assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
     store = Store(config.database)
@@ -206,8 +183,22 @@ def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(t
     for game in games:
         assert game.forfeit and game.forfeiting_team is not None
         assert game.players[game.forfeiting_team] == "hostile"
-        assert re.search(
-            r"was gone before it connected \(memory limit of 150 MiB exceeded\)", game.reason or ""
-        )
+        assert re.search(r"seat \d was gone before it connected \(", game.reason or ""), game.reason
+    return reasons, out.getvalue()
+
+
+def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Path) -> None:
+    sandbox_or_skip()
+    marker = f"tichu-hostile-burn-{os.getpid()}"
+    reasons, output = forfeited(tmp_path, "burn", "cpu_seconds = 2", marker)
+    # Three children in sessions of their own spin: together they pass 2 s of CPU long before
+    # any one of them would, and the whole tree is stopped for it.
+    assert reasons == {"CPU limit of 2 s exceeded (by its processes together)"}, (reasons, output)
+    assert survivors(marker) == [], "a spinning child outlived its game"
+
+
+def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(tmp_path: Path) -> None:
+    sandbox_or_skip()
+    reasons, output = forfeited(tmp_path, "hog-first", "memory_mb = 150", "unused")
     assert reasons == {"memory limit of 150 MiB exceeded"}
-    assert "memory limit of 150 MiB exceeded" in out.getvalue()
+    assert "memory limit of 150 MiB exceeded" in output
