@@ -198,6 +198,58 @@ class GameHost:
         self._advertised = self.address = address
         return address
 
+    async def check_entrants(self, timeout_s: float) -> dict[str, str]:
+        """Before any game: each local entrant's bots take the four seats of a scratch match of
+        their own, all at once; why each entrant that could not failed (its process's end and
+        the last lines of its log), by name. A bot that loads and connects passes; one that
+        cannot be found or loaded, or exits, fails within seconds; one that stays and never
+        connects, after `timeout_s`."""
+        assert self.running is not None, "start() first"
+        checks = [self._check(name, processes, timeout_s) for name, processes in self.bots.items()]
+        return {name: why for name, why in await asyncio.gather(*checks) if why}
+
+    async def _check(self, name: str, processes: EntrantProcesses, timeout_s: float) -> tuple[str, str]:
+        assert self.running is not None
+        match_id = f"check-{name}-{secrets.token_hex(3)}"
+        config = self.config
+        table, tokens = self.running.service.create_match(
+            preset=config.preset,
+            rules_json=json.dumps(config.rules_overrides) if config.rules_overrides else "",
+            clock=config.clock,
+            seed=f"check-{name}",
+            bot_names=[name] * len(order_seats(config)),
+            match_id=match_id,
+        )
+        self._tables[match_id] = table
+        why = ""
+        try:
+            for seat, token in enumerate(tokens):
+                await processes.give(match_id, seat, token, f"check/{name}/{seat}")
+            deadline = time.monotonic() + timeout_s
+            while not all(seat.connected for seat in table.seat_info()):
+                if table.finished.is_set():  # a seat was withdrawn: its process is down for good
+                    why = "its process ended before it connected"
+                    break
+                if time.monotonic() > deadline:
+                    why = f"it did not connect within {timeout_s:g} s"
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            self._tables.pop(match_id, None)
+            await table.stop("the entrant check is over")
+            exits = processes.release(match_id)
+            self.running.service.forget(match_id)
+            with contextlib.suppress(OSError):
+                (self.replay_dir / f"{match_id}.jsonl").unlink()
+        if not why:
+            return name, ""
+        # Each seat's last word; a process restarted after a crash is not the end of the story.
+        ended = sorted({reason for reason in exits.values() if not reason.endswith("restarted")})
+        tail = _log_tail(
+            [*self.log_dir.glob(f"{match_id}-seat*.log"), *self.log_dir.glob(f"worker-{name}-*.log")]
+        )
+        return name, "; ".join(ended or [why]) + (f": {tail}" if tail else "")
+
     def _sandbox(self) -> Sandbox | None:
         """The sandbox of this host's bots (None: none asked for, or no local entrant); the
         private folders it hides are made here, mode 0700, before any bot starts."""
@@ -367,6 +419,22 @@ class GameHost:
             self._traffic = self.running.service.traffic
             self.running = None
         self._remove_socket_dir()
+
+
+def order_seats(config: TournamentConfig) -> range:
+    """The seats of one of the tournament's tables."""
+    return range(config.rules.players)
+
+
+def _log_tail(paths: Iterable[Path], lines: int = 3) -> str:
+    """The last lines of the newest of these logs, on one line (what a bot said before it ended)."""
+    found = [path for path in paths if path.is_file()]
+    if not found:
+        return ""
+    newest = max(found, key=lambda path: path.stat().st_mtime)
+    text = [line.strip() for line in newest.read_text(encoding="utf-8", errors="replace").splitlines()]
+    distinct = list(dict.fromkeys(line for line in text if line))  # a restarted bot says it again
+    return " | ".join(distinct[-lines:])
 
 
 def _game_result(result: MatchResult) -> GameResult:

@@ -208,6 +208,18 @@ class Tournament:
             hosts = await self.fleet.start(self.config)
         except HostError as error:
             raise TournamentError(str(error)) from None
+        if isinstance(self.fleet, LocalFleet) and self.fleet.host is not None:
+            failed = await self.fleet.host.check_entrants(self.config.start_timeout_s)
+            if failed:
+                await self.fleet.stop()
+                raise TournamentError(
+                    "an entrant cannot play, so no game was started:\n"
+                    + "\n".join(
+                        f"  entrant {name} ({self.config.entrant(name).code}): {why}"
+                        for name, why in sorted(failed.items())
+                    )
+                    + f"\nTheir logs are in {self.fleet.host.logs}."
+                )
         freeze_startup_heap()
         for host in hosts:
             print(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament.config import parse_config
-from referee.tournament.runner import run_tournament
+from referee.tournament.runner import TournamentError, run_tournament
 from referee.tournament.store import Store
 from tests.tournament.support import OUTPUTS, RANDOM, entrant
 
@@ -53,27 +53,25 @@ def test_a_crashed_worker_is_restarted_and_its_games_finish(
     assert "Played 2 games, 2 hands" in out.getvalue()
 
 
-def test_a_bot_that_cannot_even_load_forfeits_its_games_at_once(
+def test_a_bot_that_cannot_even_load_stops_the_tournament_before_its_first_game_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TICHU_TEST_BROKEN_BOT", "1")
-    # The start timeout is a hang guard only: the host's word that the worker is down for good
-    # (restarted MAX_RESTARTS times, failing each time) ends the games.
     config = parse_config(CONFIG.replace("start_timeout_s = 4", "start_timeout_s = 600"), tmp_path / "t.toml")
-    out = io.StringIO()
-    assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
+    with pytest.raises(TournamentError) as failed:
+        run_tournament(config, resume=False, out=io.StringIO(), live=False)
+    message = str(failed.value)
+    assert "entrant crasher (" in message and "crashing_bot.py:CrashOnceBot" in message, message
+    assert "this bot cannot even be loaded" in message  # its own words, from its log
+    assert "entrant random" not in message
     store = Store(config.database)
     games = store.games()
     store.close()
-    assert [g.status for g in games] == ["finished", "finished"]
-    for game in games:
-        assert game.forfeit and game.forfeiting_team is not None
-        assert game.players[game.forfeiting_team] == "crasher", game
-        assert game.reason is not None and "was gone before it connected (exited with code 1)" in game.reason
+    assert [g.status for g in games] == ["pending", "pending"]  # no game was started
 
 
 def test_a_bot_that_never_connects_cannot_hang_the_tournament(tmp_path: Path) -> None:
-    # A bot that is alive but never comes: the tournament's start timeout ends its games.
+    # A bot that is alive but never comes: the entrant check gives up after the start timeout.
     sleeper = tmp_path / "sleeper.py"
     sleeper.write_text("import time\ntime.sleep(600)\n", encoding="utf-8")
     config = parse_config(
@@ -83,10 +81,38 @@ def test_a_bot_that_never_connects_cannot_hang_the_tournament(tmp_path: Path) ->
         ),
         tmp_path / "t.toml",
     )
-    out = io.StringIO()
-    assert run_tournament(config, resume=False, out=out, live=False) == 1
+    with pytest.raises(TournamentError, match=r"entrant crasher .*: it did not connect within 4 s"):
+        run_tournament(config, resume=False, out=io.StringIO(), live=False)
     store = Store(config.database)
     games = store.games()
     store.close()
     assert [g.status for g in games] == ["pending", "pending"]  # left for resume
-    assert out.getvalue().count("did not finish; resume plays it again") == 2
+
+
+def test_a_wrong_class_a_missing_module_and_a_command_that_quits_are_each_named_before_any_game(
+    tmp_path: Path,
+) -> None:
+    config = parse_config(
+        f"""
+[tournament]
+seed = "check"
+games_per_pairing = 2
+{OUTPUTS}
+[rules]
+match_mode = "fixed_rounds:1"
+{entrant("wrongclass", "clients.random_bot:FirstBotX")}{entrant("nomodule", "mybot:MyBot")}
+[[entrants]]
+name = "quitter"
+command = ["{sys.executable}", "-c", "import sys; print('no config file', file=sys.stderr); sys.exit(3)"]
+{RANDOM}""",
+        tmp_path / "t.toml",
+    )
+    with pytest.raises(TournamentError) as failed:
+        run_tournament(config, resume=False, out=io.StringIO(), live=False)
+    lines = str(failed.value).splitlines()
+    assert lines[0] == "an entrant cannot play, so no game was started:"
+    named = {line.split()[1]: line for line in lines if line.startswith("  entrant ")}
+    assert set(named) == {"wrongclass", "nomodule", "quitter"}, lines
+    assert "FirstBotX is not a subclass" in named["wrongclass"]
+    assert "No module named 'mybot'" in named["nomodule"]
+    assert "exited with code 3" in named["quitter"] and "no config file" in named["quitter"]
