@@ -119,7 +119,6 @@ def main() -> int:
     except SandboxUnavailableError as error:
         print(f"sandbox bench: {error}", file=sys.stderr)
         return 2
-    os.environ.setdefault("TICHU_LOG_LEVEL", "error")
     meter = CpuMeter()  # before any bot's cgroup is made: theirs are made inside it
     print(
         f"Sandbox bench: {args.games} games a tournament, {args.rounds} tournaments of each kind, "
