@@ -46,16 +46,32 @@ SERVER_OPTIONS = (
 )
 
 
-def server_options(hello_timeout_s: float) -> tuple[tuple[str, int], ...]:
+# Files a referee keeps for itself beside its connections: replays being written, the store,
+# the logs, the bots' pipes and gRPC's own.
+RESERVED_FILES = 128
+MIN_CONNECTIONS = 16
+
+
+def connection_capacity(open_files: int) -> int:
+    """How many connections a referee with `open_files` files may hold and still write its files."""
+    return max(MIN_CONNECTIONS, open_files - RESERVED_FILES)
+
+
+def server_options(hello_timeout_s: float, max_connections: int | None = None) -> tuple[tuple[str, int], ...]:
     """SERVER_OPTIONS, and connection hygiene: a connection that does not finish its handshake,
     or carries no call (an HTTP/2 preface and then nothing, say), is closed after the Hello
     timeout, so idle sockets cannot use up the referee's files (a client's channel reconnects by
-    itself when it next calls)."""
+    itself when it next calls); past `max_connections` at once (by default what the file limit
+    allows), a new connection is closed as soon as it is accepted, which a client sees as
+    UNAVAILABLE and retries, while the referee keeps the files it needs."""
     timeout_ms = max(1_000, int(hello_timeout_s * 1000))
+    if max_connections is None:
+        max_connections = connection_capacity(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     return (
         *SERVER_OPTIONS,
         ("grpc.server_handshake_timeout_ms", timeout_ms),
         ("grpc.max_connection_idle_ms", timeout_ms),
+        ("grpc.max_allowed_incoming_connections", max(1, max_connections)),
     )
 
 
@@ -126,6 +142,7 @@ async def start_server(
     hello_timeout_s: float = HELLO_TIMEOUT_S,
     plaintext_loopback: bool = False,
     unix_socket: Path | None = None,
+    max_connections: int | None = None,
 ) -> RunningServer:
     """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
     plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
@@ -138,7 +155,8 @@ async def start_server(
     also opens a plaintext port on 127.0.0.1 (RunningServer.loopback_address) for bots on this
     machine only: a tournament host's own workers, while remote bots come in over TLS.
     `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
-    that a host's bots run in (referee.sandbox)."""
+    that a host's bots run in (referee.sandbox). `max_connections` caps the connections held at
+    once (by default, what the file limit allows: `connection_capacity`)."""
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
@@ -155,7 +173,7 @@ async def start_server(
         sign=None if signing_key is None else load_signer(signing_key),
         hello_timeout_s=hello_timeout_s,
     )
-    server = grpc.aio.server(options=server_options(hello_timeout_s))
+    server = grpc.aio.server(options=server_options(hello_timeout_s, max_connections))
     service.attach(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -243,6 +261,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                 metavar="N",
                 help=f"default {getattr(base, field.name)}",
             )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=0,
+        metavar="N",
+        help="connections held at once, at most (default: what the open-file limit allows)",
+    )
     parser.add_argument("--log-format", choices=("auto", "json", "console"), default="auto")
 
 
@@ -306,9 +331,11 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
     files, _ = raise_file_limit()
-    # Each connection is a file; the rest are the replays being written and the process's own.
+    capacity = connection_capacity(files)
+    max_connections = min(args.max_connections, capacity) if args.max_connections else capacity
     print(
-        f"tichu serve: up to about {max(0, files - 2 * 64):,} connections at once (open files: {files:,})",
+        f"tichu serve: up to {max_connections:,} connections at once (open files: {files:,}; "
+        "further ones are closed as they arrive)",
         file=sys.stderr,
     )
     try:
@@ -325,6 +352,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 args.forget_finished_after_s,
                 args.signing_key,
                 not args.no_reflection,
+                max_connections,
             )
         )
     except (OSError, KeyFileError) as error:
@@ -345,6 +373,7 @@ async def _serve(
     forget_finished_after_s: float,
     signing_key: Path | None,
     reflection_enabled: bool,
+    max_connections: int,
 ) -> None:
     running = await start_server(
         address,
@@ -358,6 +387,7 @@ async def _serve(
         forget_finished_after_s=forget_finished_after_s,
         signing_key=signing_key,
         reflection_enabled=reflection_enabled,
+        max_connections=max_connections,
     )
     freeze_startup_heap()
     stop = asyncio.Event()

@@ -428,15 +428,19 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         logged once (with the peer), and counted against the peer by the throttle."""
         peer = context.peer()
 
-        async def refuse(code: grpc.StatusCode, details: str, **fields: object) -> NoReturn:
-            # Only a failed Hello counts against its address, and only failed ones are throttled:
-            # a Hello with a good token is never refused for someone else's failures from there.
-            wait_s = self.hello_throttle.failed(peer, details, code=code.name, **fields)
+        async def refuse(
+            code: grpc.StatusCode, details: str, match_id: str = "", **fields: object
+        ) -> NoReturn:
+            # Only a failed Hello counts against its address (and the match it claimed), and only
+            # failed ones are throttled: a Hello with a good token is never refused for someone
+            # else's failures from there.
+            wait_s = self.hello_throttle.failed(peer, details, match_id=match_id, code=code.name, **fields)
             if wait_s is not None:
                 code = grpc.StatusCode.RESOURCE_EXHAUSTED
                 details = (
-                    f"too many failed Hellos from this address: wait {wait_s:.1f} s before trying again "
-                    "(a Hello with a good seat token is always let in)"
+                    f"too many failed Hellos from this address or for this match: wait {wait_s:.1f} s "
+                    "before trying again; each try before then doubles the wait (a Hello with a good "
+                    "seat token for a free seat is always let in)"
                 )
             await _abort(context, code, details)
 

@@ -8,9 +8,12 @@ HostLostError: those games are played again, as new attempts, on the hosts that 
 imported only here and only when asked for, so a tournament on one machine never needs it.
 
 The coordinator stays the only writer of the store and the replays: a Ray host writes each
-replay to its own temporary folder and sends its text back with the outcome. Ray has no
-authentication: a cluster belongs on a private network, and untrusted bots never join it (they
-connect over gRPC to the host that holds their game, and the coordinator tells them where).
+replay to its own temporary folder and sends its text back with the outcome. A local cluster
+(`local:N`) listens on loopback only and runs with Ray's token authentication (a token made for
+the run); a cluster elsewhere is the organiser's, reached with the RAY_AUTH_* and RAY_TLS_*
+settings of the environment, and a warning when it has no token. Either way it belongs on a
+private network, and untrusted bots never join it (they connect over gRPC to the host that holds
+their game, and the coordinator tells them where).
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 import shutil
 import socket
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +48,96 @@ from referee.tournament.host import (
 DEFAULT_GAMES_PER_HOST = 2  # one playing, one starting: enough to hide set-up, few enough to stop early
 LOCAL_NODE_MEMORY = 128 * 2**20  # object store per node of a local cluster (replays are ~100 KB)
 RAY_MISSING = "Ray is not installed here: `pip install 'tichu-referee[ray]'` (or `pip install ray`)"
+NO_RAY_TOKEN = (
+    "warning: the Ray cluster at {target} is reached without token authentication: anyone who can "
+    "reach its ports can run code on it. Start every node, and this coordinator, with "
+    "RAY_AUTH_MODE=token and the same RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH): see the README's "
+    "section on Ray"
+)
+# Set for a local cluster's processes (they inherit them) and its driver: token authentication,
+# and loopback for every socket (on Linux, Ray would otherwise advertise the machine's address
+# and listen on all interfaces).
+_LOCAL_ENVIRONMENT = {"RAY_AUTH_MODE": "token", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+# One token per coordinator process, made when first needed.
+_LOCAL_TOKEN: list[str] = []
+
+
+@contextmanager
+def _local_ray_environment() -> Iterator[None]:
+    """The environment of a local cluster for as long as it runs; the caller's afterwards."""
+    if not _LOCAL_TOKEN:
+        _LOCAL_TOKEN.append(secrets.token_urlsafe(32))
+    settings = {**_LOCAL_ENVIRONMENT, "RAY_AUTH_TOKEN": _LOCAL_TOKEN[0]}
+    saved = {name: os.environ.get(name) for name in settings}
+    import ray._private.ray_constants as constants
+
+    saved_flag = constants.ENABLE_RAY_CLUSTER
+    os.environ.update(settings)
+    # Ray reads these once, at import: the driver must see what the nodes it starts see. (The
+    # same calls Ray makes itself when it turns token authentication on for a local ray.init.)
+    constants.ENABLE_RAY_CLUSTER = False
+    _reload_ray_settings()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        constants.ENABLE_RAY_CLUSTER = saved_flag
+        _reload_ray_settings()
+
+
+def _reload_ray_settings() -> None:
+    """Make this process's Ray read its settings (the authentication mode, the token) again."""
+    from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
+class LocalCluster:
+    """A Ray cluster of N nodes on this machine: every socket on 127.0.0.1, token authentication
+    on, each node given its share of the cores; the driver joins it with `ray.init(address)`."""
+
+    def __init__(self, nodes: int, *, cpus_per_node: int = 0) -> None:
+        from ray.cluster_utils import Cluster
+
+        self._environment = _local_ray_environment()
+        self._environment.__enter__()
+        try:
+            self.node_args: dict[str, Any] = {
+                "num_cpus": cpus_per_node or max(1, (os.cpu_count() or 1) // nodes),
+                "object_store_memory": LOCAL_NODE_MEMORY,
+                "node_ip_address": "127.0.0.1",
+                "include_dashboard": False,
+            }
+            self._cluster = Cluster(initialize_head=True, head_node_args=dict(self.node_args))
+            for _ in range(nodes - 1):
+                self._cluster.add_node(**self.node_args)
+            self._cluster.wait_for_nodes()
+        except BaseException:
+            self._environment.__exit__(*sys.exc_info())
+            raise
+        self.address: str = self._cluster.address
+
+    def add_node(self) -> Any:
+        """One more node, like the others; its Ray node handle."""
+        node = self._cluster.add_node(**self.node_args)
+        self._cluster.wait_for_nodes()
+        return node
+
+    def remove_node(self, node: Any) -> None:
+        """Take a node away, as a machine that died."""
+        self._cluster.remove_node(node)
+
+    def shutdown(self) -> None:
+        """Stop every node and give the caller its environment back."""
+        try:
+            self._cluster.shutdown()  # type: ignore[no-untyped-call]
+        finally:
+            self._environment.__exit__(None, None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +255,7 @@ class RayFleet:
         self.games_per_host = games_per_host
         self.hosts: list[RayHost] = []
         self.primary_address = ""  # every game names its host's referee to remote bots
-        self._cluster: Any = None
+        self._cluster: LocalCluster | None = None
         self._traffic = Traffic()
 
     async def start(self, config: TournamentConfig) -> list[Host]:
@@ -210,21 +307,16 @@ class RayFleet:
 
     def _connect(self, ray: Any) -> None:
         if self.target.local_nodes:
-            from ray.cluster_utils import Cluster
-
-            # Each node gets its share of this machine's cores, at least one.
-            cpus = max(1, (os.cpu_count() or 1) // self.target.local_nodes)
-            node = {"num_cpus": cpus, "object_store_memory": LOCAL_NODE_MEMORY}
-            self._cluster = Cluster(initialize_head=True, head_node_args=dict(node))
-            for _ in range(self.target.local_nodes - 1):
-                self._cluster.add_node(**node)
-            self._cluster.wait_for_nodes()
+            self._cluster = LocalCluster(self.target.local_nodes)
             address = self._cluster.address
         else:
             address = self.target.address
+            if os.environ.get("RAY_AUTH_MODE") != "token":
+                print(NO_RAY_TOKEN.format(target=self.target), file=sys.stderr)
         try:
             ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True)
         except ConnectionError as error:
+            self._disconnect(ray)
             raise HostError(f"cannot reach the Ray cluster at {self.target}: {error}") from None
 
     async def stop(self) -> None:

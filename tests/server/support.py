@@ -98,6 +98,7 @@ async def referee(
     replay_dir: Path | None = None,
     signing_key: Path | None = None,
     hello_timeout_s: float | None = None,
+    max_connections: int | None = None,
 ) -> AsyncIterator[Referee]:
     """A referee on a free local port, plaintext, and a channel to it (writing replays to
     `replay_dir` and signing them with `signing_key` when given)."""
@@ -106,6 +107,8 @@ async def referee(
         extra["hello_timeout_s"] = hello_timeout_s
     if replay_dir is not None:
         extra["replay_dir"] = replay_dir
+    if max_connections is not None:
+        extra["max_connections"] = max_connections
     if signing_key is not None:
         extra["signing_key"] = signing_key
     server = await start_server(

@@ -6,17 +6,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 from typing import Any
 
 import grpc
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from referee.match import PROTOCOL_VERSION
 from referee.server.limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
 from referee.server.serve import start_server
-from referee.server.throttle import BURST
+from referee.server.throttle import BURST, MAX_BACKOFF_S, HelloThrottle
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import (
@@ -223,14 +225,23 @@ def test_a_thousand_failed_hellos_are_throttled_with_a_bounded_log_and_lock_nobo
                 bots = await join(ref, list(response.seat_tokens), [None] * 4)
                 assert [b.seat for b in bots] == [0, 1, 2, 3]
                 assert ref.server is not None and ref.server.service.hello_throttle.throttled == 1_000 - BURST
-                clock[0] += 5.0  # the flooder's bucket refills a little: its next failure is logged again
+                # The flooder kept trying while told to wait: it waits the longest backoff, then
+                # its next failure is refused for what it is, and logged again.
+                clock[0] += MAX_BACKOFF_S - 1
+                still = await refused(ref, pb.Hello(token="guess"))
+                assert still.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                clock[0] += MAX_BACKOFF_S
                 again = await refused(ref, pb.Hello(token="guess"))
                 assert again.code() == grpc.StatusCode.UNAUTHENTICATED
             codes = [e.code() for e in errors]
             assert codes[:BURST] == [grpc.StatusCode.UNAUTHENTICATED] * BURST
             odd = [(i, e.details()) for i, e in enumerate(errors[BURST:]) if e.code() != codes[-1]]
             assert codes[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED and odd == []
-            assert "wait 1.0 s before trying again" in (errors[-1].details() or "")
+            # Each try made while told to wait doubles the wait, up to MAX_BACKOFF_S.
+            told = [e.details() or "" for e in errors[BURST : BURST + 8]]
+            waits = [float(re.findall(r"wait ([0-9.]+) s", details)[0]) for details in told]
+            assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0], waits
+            assert f"wait {MAX_BACKOFF_S:.1f} s before trying again" in (errors[-1].details() or "")
             events = [e["event"] for e in logs if e["event"].startswith("hello_")]
             assert events == ["hello_refused"] * BURST + [
                 "hello_throttled",
@@ -238,7 +249,7 @@ def test_a_thousand_failed_hellos_are_throttled_with_a_bounded_log_and_lock_nobo
                 "hello_refused",
             ]
             lifted = next(e for e in logs if e["event"] == "hello_throttle_lifted")
-            assert lifted["refused"] == 1_000 - BURST
+            assert lifted["refused"] == 1_000 - BURST + 1
 
     run(scenario(), 240)
 
@@ -335,3 +346,17 @@ def test_malformed_protobuf_is_invalid_argument_after_the_token_and_names_no_pyt
             assert list(listing_ok.matches) == []
 
     run(scenario())
+
+
+def test_failed_hellos_claiming_one_match_are_throttled_across_addresses() -> None:
+    """Issue 29, part 2: many addresses cannot take turns at one match's seats."""
+    clock = [0.0]
+    throttle = HelloThrottle(lambda: clock[0], structlog.get_logger())
+    waits = [throttle.failed(f"ipv4:10.0.0.{n}:5000", "seat taken", match_id="m1") for n in range(BURST + 2)]
+    assert waits[:BURST] == [None] * BURST and waits[BURST:] == [1.0, 2.0]
+    # Another match, or no match, from a fresh address: its own buckets.
+    assert throttle.failed("ipv4:10.0.1.1:5000", "seat taken", match_id="m2") is None
+    assert throttle.failed("ipv4:10.0.1.2:5000", "unknown seat token") is None
+    # Waiting as told is enough: the match's bucket refilled, and the wait did not grow.
+    clock[0] += 2.0
+    assert throttle.failed("ipv4:10.0.0.99:5000", "seat taken", match_id="m1") is None

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from referee.tournament.cluster import LOCAL_NODE_MEMORY, RayFleet, RayTarget, parse_ray_target
+from referee.tournament.cluster import LocalCluster, RayFleet, RayTarget, parse_ray_target
 from referee.tournament.config import TournamentConfig, parse_config
 from referee.tournament.host import GameOrder, Host, RemoteSeat
 from referee.tournament.report import format_table
@@ -154,20 +154,16 @@ class _NodeKiller(RayFleet):
 
 
 def test_a_killed_node_s_games_are_played_again_as_new_attempts(tmp_path: Path) -> None:
-    from ray.cluster_utils import Cluster
-
     here = _play_here(tmp_path / "here")
-    node: dict[str, Any] = {"num_cpus": 1, "object_store_memory": LOCAL_NODE_MEMORY}
-    cluster = Cluster(initialize_head=True, head_node_args=dict(node))
+    cluster = LocalCluster(1, cpus_per_node=1)
     try:
-        worker = cluster.add_node(**node)
-        cluster.wait_for_nodes()
+        worker = cluster.add_node()
         config = _config(tmp_path / "ray")
         fleet = _NodeKiller(RayTarget(cluster.address), cluster, worker)
         out = io.StringIO()
         code = run_tournament(config, resume=False, out=out, live=False, fleet=fleet)
     finally:
-        cluster.shutdown()  # type: ignore[no-untyped-call]
+        cluster.shutdown()
     assert fleet.killed.is_set()
     assert code == 0, out.getvalue()
     assert "lost" in out.getvalue()
@@ -210,3 +206,88 @@ def test_a_host_that_runs_other_code_refuses_to_play(tmp_path: Path, monkeypatch
     asyncio.run(actor.stop())
     assert not (actor.folder / "replays").exists()  # the coordinator has them; the logs stay
     shutil.rmtree(actor.folder)
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes under `pid`, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> set[str]:
+    """The local address (IP part, as /proc writes it) of every listening TCP socket of `pids`."""
+    inodes: set[str] = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = str(fd.readlink()) if fd.is_symlink() else ""
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    addresses = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                addresses.add(fields[1].rsplit(":", 1)[0])
+    return addresses
+
+
+# 127.0.0.1, ::1 and ::ffff:127.0.0.1, as /proc writes them
+LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F"}
+
+
+def test_a_local_cluster_listens_on_loopback_only_and_refuses_a_process_without_its_token() -> None:
+    """Issue 29, part 4: `--ray local:N` is reachable from this machine only, and only with the token."""
+    import os
+    import subprocess
+    import sys
+
+    cluster = LocalCluster(1, cpus_per_node=1)
+    try:
+        listening = _listening_addresses(_descendants(os.getpid()))
+        assert listening and listening <= LOOPBACK, listening
+        join = (
+            f"import ray; ray.init(address={cluster.address!r}); "
+            "print(ray.get(ray.remote(lambda: 'ran').remote()))"
+        )
+        # A process on this machine that knows the address (and sets what makes Ray use loopback).
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        attempts = {
+            "without a token": environment,
+            "with another token": {**environment, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "x" * 43},
+        }
+        for label, env in attempts.items():
+            joined = subprocess.run(
+                [sys.executable, "-c", join],
+                check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            told = (label, joined.stdout, joined.stderr[-2000:])
+            assert joined.returncode != 0 and "ran" not in joined.stdout, told
+            assert "Failed to connect" in joined.stderr or "nauthenticated" in joined.stderr, told
+        # The driver of this process, which has the token, is let in.
+        ray.init(address=cluster.address, log_to_driver=False, logging_level="ERROR")
+        try:
+            assert ray.get(ray.remote(lambda: "ran").remote()) == "ran"
+        finally:
+            ray.shutdown()
+    finally:
+        cluster.shutdown()
+    assert "RAY_AUTH_TOKEN" not in os.environ  # the caller's environment is given back
