@@ -18,7 +18,8 @@ the referee may sign. Format 1 has no chain and shows the seed; it reads and ver
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -826,7 +827,8 @@ def header_from_json(data: object) -> Header:
     if data["kind"] != "header" or data.get("format") not in FORMATS:
         found = data.get("format", data["kind"])
         raise RecordError(f"expected a {FORMAT} or {FORMAT_1} header, found {found!r}")
-    return Header.from_json(data)
+    with _malformed_is_a_record_error("header"):
+        return Header.from_json(data)
 
 
 def record_from_json(data: object) -> Record:
@@ -839,8 +841,23 @@ def record_from_json(data: object) -> Record:
         if kind == "header":
             raise RecordError("a second header")
         raise RecordError(f"unknown record kind {kind!r}")
-    record: Record = reader(data)
+    with _malformed_is_a_record_error(f"{kind} record"):
+        record: Record = reader(data)
     return record
+
+
+@contextmanager
+def _malformed_is_a_record_error(what: str) -> Iterator[None]:
+    """Whatever a reader trips on is a RecordError: the typed readers (referee.match.fields) name
+    the field; a value of the wrong shape deeper in (a list where a number goes, a number too big
+    for an int) is named by its record kind and what was wrong with it."""
+    try:
+        yield
+    except RecordError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RulesError) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RecordError(f"{what}: a field is malformed ({detail[:200]})") from None
 
 
 def is_move(record: Record) -> bool:
