@@ -29,7 +29,8 @@ KINDS = sorted({line["kind"] for line in LINES})
 # One example of each kind, and each kind's fields.
 EXAMPLES = [next(line for line in LINES if line["kind"] == kind) for kind in KINDS]
 
-SCALARS = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
+NUMBERS = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+SCALARS = st.none() | st.booleans() | NUMBERS | st.text(max_size=8)
 JSON_VALUES = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
