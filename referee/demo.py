@@ -97,9 +97,13 @@ async def _play(seed: str, out: TextIO, keys: Path) -> int:
             print(
                 f"  seat {seat} (team {'AB'[seat % 2]}): {name} ({spec}), pid {processes[-1].pid}", file=out
             )
-        table = running.service.tables[created.match_id]
+        front = running.service.referee
         started = time.monotonic()
-        await asyncio.wait_for(table.finished.wait(), MATCH_TIMEOUT_S)
+        await front.finished(created.match_id, MATCH_TIMEOUT_S)
+        table = front.table(created.match_id)
+        assert table is not None
+        if not table.finished.is_set():
+            raise TimeoutError(f"the match did not end within {MATCH_TIMEOUT_S:g} s")
         elapsed = time.monotonic() - started
         codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in processes)), 60)
         status = _report(table.result, elapsed, codes, out)

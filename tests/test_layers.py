@@ -9,6 +9,7 @@
 - no class of referee/ or clients/ is over MAX_CLASS_LINES lines (the generated stubs aside):
   size follows concepts, so a module may be as long as its concept, but a class that long holds
   two. The ones over it today (OVERSIZED) may shrink, never grow.
+- no module imports a private name (`_x`) from a module of another package.
 - replay records are read through the schema (referee/match/records.py and its field readers)
   only: nowhere else is a JSON object asked for its "kind".
 """
@@ -154,6 +155,31 @@ def test_the_oversized_classes_still_exist() -> None:
         assert cls in classes, f"{name} is gone: drop it from OVERSIZED"
 
 
+def package_of(path: Path) -> str:
+    """The dotted package a project file belongs to (referee/server/front.py -> referee.server)."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+
+
+def private_imports(tree: ast.AST, here: str) -> list[str]:
+    """`module.name` for each private name (one leading underscore) that code of package `here`
+    imports from a module of another package: a name private to its package is its own business."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            home = node.module.rsplit(".", 1)[0] if "." in node.module else node.module
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and home != here:
+                    found.append(f"{node.module}.{alias.name}")
+    return found
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=[str(p.relative_to(ROOT)) for p in ALL_FILES])
+def test_no_private_name_is_imported_across_packages(path: Path) -> None:
+    found = private_imports(tree_of(path), package_of(path))
+    assert not found, f"{path.relative_to(ROOT)} imports private names of another package: {found}"
+
+
 def test_the_sdk_keeps_no_fold_of_its_own() -> None:
     # The one fold of events is referee.rules.observation.advance.
     assert not (CLIENTS / "view.py").exists()
@@ -189,3 +215,8 @@ def test_the_checks_catch_what_they_should() -> None:
     assert _asks_for_kind(ast.parse('record.get("kind")').body[0].value)  # type: ignore[attr-defined]
     assert not _asks_for_kind(ast.parse('record["seat"]').body[0].value)  # type: ignore[attr-defined]
     assert under("clients.bot", "clients") and not under("clientsx", "clients")
+    assert package_of(REFEREE / "server" / "front.py") == "referee.server"
+    # A private import across packages is caught; one inside its package, or of a public name, is not.
+    code = ast.parse("from referee.rules.legal import _kind, kind\nfrom clients.bot import _x")
+    assert private_imports(code, "clients") == ["referee.rules.legal._kind"]
+    assert private_imports(code, "referee.rules") == ["clients.bot._x"]

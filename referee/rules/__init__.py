@@ -22,7 +22,15 @@ from referee.rules.defaults import action_sort_key, default_action
 from referee.rules.errors import IllegalActionError, InvalidActionError, RulesError
 from referee.rules.events import Event, event_from_json
 from referee.rules.game import answer_window, apply, apply_all, new_game
-from referee.rules.legal import DecisionKind, can_call_tichu, legal_actions, legal_decisions, owed, to_act
+from referee.rules.legal import (
+    DecisionKind,
+    can_call_tichu,
+    kind_owed,
+    legal_actions,
+    legal_decisions,
+    owed,
+    to_act,
+)
 from referee.rules.observation import Observation, advance, answered, for_request, observe
 from referee.rules.round import outcome, without_next_deal
 from referee.rules.simulation import Simulation
@@ -75,6 +83,7 @@ __all__ = [
     "event_from_json",
     "for_request",
     "format_cards",
+    "kind_owed",
     "legal_actions",
     "legal_decisions",
     "mask_of",

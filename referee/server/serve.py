@@ -24,8 +24,9 @@ from grpc_reflection.v1alpha import reflection
 from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
+from referee.server.front import RecordHook
 from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
-from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RecordHook, RefereeService
+from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RefereeService
 from referee.server.tokens import WeakTokenError, check_organiser_token, stored_organiser_token, token_file
 
 TOKEN_ENV = "TICHU_ORGANISER_TOKEN"

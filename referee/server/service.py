@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hmac
-import re
-import secrets
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -26,13 +23,10 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from referee.log import get_logger
-from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
+from referee.match import PROTOCOL_VERSION, ClockSettings, MatchResult
 from referee.match.messages import OutMessage, Request
-from referee.match.moves import ReplayMismatchError
-from referee.match.proof import SeedSecret, Signer, match_seed
-from referee.match.records import SALT_BYTES, Line
-from referee.replay import ReplayFormatError, ReplayWriter, read_replay
-from referee.rules import RulesError, State
+from referee.match.proof import Signer
+from referee.rules import OFFICIAL, RulesError, State
 from referee.server.codec import (
     clock_merged,
     config_from_proto,
@@ -42,6 +36,7 @@ from referee.server.codec import (
     seat_info_to_proto,
     seat_options_from_proto,
 )
+from referee.server.front import MatchExistsError, RecordHook, Referee
 from referee.server.limits import (
     MAX_RECEIVE_BYTES,
     InputError,
@@ -49,20 +44,14 @@ from referee.server.limits import (
     check_hello,
     check_length,
     check_match_fields,
-    check_rules,
     clip,
 )
-from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Connection, SeatUnavailableError, StreamEnd, Table
 from referee.server.throttle import HelloThrottle
-from referee.server.tokens import SeatTokens, check_organiser_token
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 REFEREE_SERVICE: str = pb.DESCRIPTOR.services_by_name["Referee"].full_name
-MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-SALT = re.compile(f"[0-9a-f]{{{2 * SALT_BYTES}}}")
-RecordHook = Callable[[str, Line], None]
 # At most this many messages go in one Bundle (a snapshot's worth of events is still one write).
 MAX_BUNDLE = 64
 # How long a call stays open after the result for the bot to close its side first.
@@ -78,10 +67,6 @@ class Traffic:
     writes: int = 0  # gRPC messages sent (a Bundle is one)
     sent: Counter[str] = field(default_factory=Counter)  # messages sent by kind, inside bundles too
     received: Counter[str] = field(default_factory=Counter)  # bot messages by kind, the Hello too
-
-
-class MatchExistsError(ValueError):
-    """CreateMatch named a match id that is already taken."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,24 +112,19 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         sign: Signer | None = None,
         hello_timeout_s: float = HELLO_TIMEOUT_S,
     ) -> None:
-        if not organiser_token:
-            raise ValueError("an organiser token is required")
-        check_organiser_token(organiser_token)
-        self._organiser_token = organiser_token.encode()
-        # Seat tokens from a secret of their own (kept with the replays, for resume), never from
-        # the organiser token: a bot cannot guess that token, or another seat's, from its own.
-        self.tokens = SeatTokens.in_folder(replay_dir, organiser_token)
-        self.defaults = defaults or ClockSettings()
-        self._now = now
-        self._wall = wall
-        self._on_record = on_record
+        self.referee = Referee(
+            organiser_token,
+            defaults,
+            now=now,
+            wall=wall,
+            on_record=on_record,
+            replay_dir=replay_dir,
+            forget_finished_after_s=forget_finished_after_s,
+            keep_records=keep_records,
+            sign=sign,
+        )
+        self.defaults = self.referee.defaults
         self.replay_dir = replay_dir
-        self.forget_finished_after_s = forget_finished_after_s
-        self.keep_records = keep_records  # each table keeps its records in memory (Table.records)
-        self._sign = sign  # signs the chain's head of every match (tichu serve --signing-key)
-        self.replay_paths: dict[str, Path] = {}
-        self.tables: dict[str, Table] = {}
-        self._seats: dict[str, tuple[Table, int]] = {}
         self.traffic = Traffic()
         self._log = get_logger()
         self.hello_timeout_s = hello_timeout_s
@@ -152,6 +132,8 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         self.hello_throttle = HelloThrottle(now, self._log)
 
     # ---------------------------------------------------------------------------- Python API
+    # What the wire's organiser calls take, as Python: the Referee (referee.server.front) is the
+    # typed front door; these take the wire's strings for the callers that hold them.
 
     def create_match(
         self,
@@ -166,184 +148,51 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         initial_state: State | None = None,
         salt: str = "",
     ) -> tuple[Table, list[str]]:
-        """Create and start a match; its Table and one secret token per seat, in seat order.
-
-        Raises RulesError (bad rules), MatchExistsError, or ValueError (bad names or id; an
-        InputError names a field out of its bounds, referee.server.limits).
-        `initial_state` starts from a given position (state_from_json) instead of a deal. The
-        seed (given, else drawn) is committed to with `salt` (hex; by default a random one, a
-        tournament gives its own so that it can publish the commitment first), and the match's
-        header (`table.match.header.seed_commitment`) and every Welcome show the commitment.
-        """
+        """Referee.create with the rules as the wire gives them (a preset and a JSON object of
+        overrides); the table and one secret token per seat, in seat order."""
         check_match_fields(bot_names, seed, rules_json, watch_delay_events)
-        config = (
-            initial_state.config
+        rules = (
+            OFFICIAL
             if initial_state is not None
             else config_from_proto(pb.RulesConfig(json=rules_json, preset=preset))
         )
-        check_rules(config)
-        if match_id:
-            if not MATCH_ID.fullmatch(match_id):
-                raise ValueError("a match id is 1-64 letters, digits, '_', '.' or '-'")
-        else:
-            match_id = secrets.token_hex(6)
-        if match_id in self.tables:
-            raise MatchExistsError(f"match {match_id!r} exists already")
-        path = None if self.replay_dir is None else self.replay_dir / f"{match_id}.jsonl"
-        if path is not None and path.exists():
-            raise MatchExistsError(f"match {match_id!r} has a replay already ({path})")
-        if bot_names and len(bot_names) != config.players:
-            raise ValueError(f"give one bot name per seat ({config.players}), or none")
-        if salt and not SALT.fullmatch(salt):
-            raise ValueError(f"a salt is {SALT_BYTES} bytes in hex ({2 * SALT_BYTES} digits 0-9a-f)")
-        deal_seed = match_seed(seed) if seed else draw_seed()
-        secret = new_secret(deal_seed) if not salt else SeedSecret(deal_seed, salt)
-        header = Match.header_for(
-            match_id,
-            config,
-            clock=clock or self.defaults,
-            seed=deal_seed,
+        entry = self.referee.create(
+            rules,
+            clock=clock,
+            seed=seed,
             bot_names=bot_names,
             watch_delay_events=watch_delay_events,
+            match_id=match_id,
             initial_state=initial_state,
-            wall=self._wall(),
-            salt=secret.salt,
-            sealed_seed=seal(self._organiser_token, match_id, secret),
+            salt=salt,
         )
-        writer = None if path is None else ReplayWriter(path)
-        table = Table(
-            Match(header, now=self._now(), wall=self._wall(), secret=secret, sign=self._sign),
-            now=self._now,
-            on_record=self._record_hook(match_id, writer),
-            keep_records=self.keep_records,
-        )
-        tokens = self._open(table, writer)
-        # The seed stays out of the log, as out of the header: the commitment names it.
-        commitment = header.seed_commitment
-        self._log.info("match_created", match_id=match_id, players=config.players, seed_commitment=commitment)
-        return table, tokens
+        return entry.table, list(entry.tokens)
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        """Every match's table by id (a copy: the Referee holds them)."""
+        return {entry.table.match_id: entry.table for entry in self.referee}
+
+    @property
+    def replay_paths(self) -> dict[str, Path]:
+        """Where each match's replay is written, by id (a copy)."""
+        return {e.table.match_id: e.replay_path for e in self.referee if e.replay_path is not None}
 
     def seat_token(self, match_id: str, seat: int) -> str:
-        """A seat's secret token, from the server's seat secret (tokens.SeatTokens): a restarted
-        referee with the same replay folder accepts the tokens it handed out before."""
-        return self.seat_tokens(match_id, seat)[0]
+        """Referee.seat_token."""
+        return self.referee.seat_token(match_id, seat)
 
     def seat_tokens(self, match_id: str, seat: int, *, legacy: bool = False) -> tuple[str, ...]:
-        """The tokens that open a seat: the one handed out first, then any older form of it
-        (a '-' first character, and with `legacy` the form derived from the organiser token that
-        a match resumed from an older release's replay folder handed out)."""
-        return self.tokens.for_seat(match_id, seat, legacy=legacy)
+        """Referee.seat_tokens."""
+        return self.referee.seat_tokens(match_id, seat, legacy=legacy)
 
     def resume_unfinished(self) -> list[str]:
-        """Continue every unfinished match whose replay is in `replay_dir`; their ids.
-
-        A replay that cannot be read or re-run is left as it is, with an error in the log.
-        """
-        if self.replay_dir is None or not self.replay_dir.is_dir():
-            return []
-        resumed = []
-        for path in sorted(self.replay_dir.glob("*.jsonl")):
-            try:
-                replay = read_replay(path)
-                if replay.result is not None or replay.match_id in self.tables:
-                    continue
-                if replay.chain_break is not None:
-                    line, why = replay.chain_break
-                    raise ReplayFormatError(f"{path}:{line}: {why}")
-                header = replay.header
-                secret = None
-                if header.chained:
-                    secret = unseal(self._organiser_token, header.match_id, header.sealed_seed)
-                match = Match.resume(
-                    header,
-                    replay.records,
-                    now=self._now(),
-                    wall=self._wall(),
-                    secret=secret,
-                    sign=self._sign,
-                    head=replay.hashes[-1] or None,
-                )
-                writer = ReplayWriter(path, keep_bytes=replay.complete_bytes)
-                table = Table(
-                    match,
-                    now=self._now,
-                    on_record=self._record_hook(replay.match_id, writer),
-                    keep_records=self.keep_records,
-                )
-                if self.keep_records:
-                    table.records = [replay.header, *replay.records, *table.records]
-                    table.hashes = [*replay.hashes, *table.hashes]
-            except (
-                OSError,
-                ReplayFormatError,
-                ReplayMismatchError,
-                SealError,
-                RulesError,
-                LookupError,
-                ValueError,
-            ) as error:
-                self._log.error("resume_failed", path=str(path), error=str(error))
-                continue
-            self._open(table, writer, resumed=True)
-            resumed.append(table.match_id)
-            self._log.info(
-                "match_resumed_from_replay",
-                match_id=table.match_id,
-                state_version=table.state_version,
-                truncated_line=replay.truncated,
-            )
-        return resumed
-
-    def _record_hook(self, match_id: str, writer: ReplayWriter | None) -> Callable[[Line, str], None] | None:
-        hook = self._on_record
-        if writer is None:
-            return None if hook is None else (lambda record, _: hook(match_id, record))
-
-        def record(record: Line, h: str) -> None:
-            """Write the record (with its place in the chain) to the replay, then pass it on."""
-            writer.write(record, h)
-            if hook is not None:
-                hook(match_id, record)
-
-        return record
-
-    def _open(self, table: Table, writer: ReplayWriter | None, *, resumed: bool = False) -> list[str]:
-        """Register a table and its seat tokens and start it; the tokens, in seat order."""
-        match_id = table.match_id
-        tokens = [self.seat_token(match_id, seat) for seat in range(table.players)]
-        self.tables[match_id] = table
-        for seat in range(table.players):
-            for token in self.seat_tokens(match_id, seat, legacy=resumed):
-                self._seats[token] = (table, seat)
-        if writer is not None:
-            self.replay_paths[match_id] = writer.path
-            table.finished_callbacks.append(writer.close)
-        if self.forget_finished_after_s is not None:
-            table.finished_callbacks.append(functools.partial(self._forget_later, match_id))
-        table.start()
-        return tokens
-
-    def _forget_later(self, match_id: str) -> None:
-        if self.forget_finished_after_s is not None:
-            asyncio.get_running_loop().call_later(self.forget_finished_after_s, self.forget, match_id)
+        """Referee.resume_unfinished."""
+        return self.referee.resume_unfinished()
 
     def forget(self, match_id: str) -> bool:
-        """Drop a finished match (its table, tokens and listing); its replay file stays.
-
-        A referee that runs thousands of matches cannot keep every table in memory;
-        a bot that connects afterwards is told its token is unknown. False if the match is
-        unknown or still being played.
-        """
-        table = self.tables.get(match_id)
-        if table is None or table.status != "finished":
-            return False
-        del self.tables[match_id]
-        for seat in range(table.players):
-            for token in self.seat_tokens(match_id, seat, legacy=True):
-                self._seats.pop(token, None)
-        self.replay_paths.pop(match_id, None)
-        self._log.info("match_forgotten", match_id=match_id)
-        return True
+        """Referee.forget."""
+        return self.referee.forget(match_id)
 
     def attach(self, server: grpc.aio.Server) -> None:
         """Register this servicer's RPCs on a grpc.aio server, as the generated
@@ -369,7 +218,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
 
     async def close(self) -> None:
         """Stop every match (closing its streams)."""
-        await asyncio.gather(*(table.stop() for table in self.tables.values()))
+        await self.referee.close()
 
     # ---------------------------------------------------------------------------- Play
 
@@ -478,7 +327,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             check_hello(hello)
         except InputError as error:
             await refuse(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        found = self._seats.get(hello.token) if hello.token else None
+        found = self.referee.seat_for(hello.token)
         if found is None:
             await refuse(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         table, seat = found
@@ -522,7 +371,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             check_length("WatchRequest.match_id", request.match_id)
         except InputError as error:
             await self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "Watch", str(error))
-        table = self.tables.get(request.match_id)
+        table = self.referee.table(request.match_id)
         if table is None:
             await self._refuse(context, grpc.StatusCode.NOT_FOUND, "Watch", f"no match {request.match_id!r}")
         seq = 0
@@ -573,14 +422,14 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         return pb.ListMatchesResponse(
             matches=[
                 pb.MatchInfo(
-                    match_id=match_id,
-                    status=table.status,
-                    seats=seat_info_to_proto(table.seat_info()),
-                    scores=list(table.state.scores),
-                    round=table.state.round,
-                    replay_path=str(self.replay_paths.get(match_id, "")),
+                    match_id=entry.table.match_id,
+                    status=entry.table.status,
+                    seats=seat_info_to_proto(entry.table.seat_info()),
+                    scores=list(entry.table.state.scores),
+                    round=entry.table.state.round,
+                    replay_path=str(entry.replay_path or ""),
                 )
-                for match_id, table in self.tables.items()
+                for entry in self.referee
             ]
         )
 
@@ -594,7 +443,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         scheme, _, token = value.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             await self._refuse(context, unauthenticated, "organiser", 'the authorization is "Bearer <token>"')
-        if not hmac.compare_digest(token.strip().encode(), self._organiser_token):
+        if not hmac.compare_digest(token.strip().encode(), self.referee.organiser_token):
             await self._refuse(context, denied, "organiser", "wrong organiser token")
 
     async def _refuse(

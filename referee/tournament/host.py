@@ -32,8 +32,9 @@ from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
 from referee.rules.events import RoundScored
 from referee.sandbox import Sandbox, SandboxUnavailableError, check_available
+from referee.server.front import MatchExistsError
 from referee.server.serve import RunningServer, start_server
-from referee.server.service import MatchExistsError, Traffic
+from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
 from referee.tournament.config import TournamentConfig
@@ -212,14 +213,14 @@ class GameHost:
         assert self.running is not None
         match_id = f"check-{name}-{secrets.token_hex(3)}"
         config = self.config
-        table, tokens = self.running.service.create_match(
-            preset=config.preset,
-            rules_json=json.dumps(config.rules_overrides) if config.rules_overrides else "",
+        entry = self.running.service.referee.create(
+            config.rules,
             clock=config.clock,
             seed=f"check-{name}",
             bot_names=[name] * len(order_seats(config)),
             match_id=match_id,
         )
+        table, tokens = entry.table, entry.tokens
         self._tables[match_id] = table
         why = ""
         try:
@@ -303,16 +304,16 @@ class GameHost:
         started = time.time()
         config = self.config
         try:
-            # Through the referee's Python API: the host runs the referee in its own process.
-            table, tokens = self.running.service.create_match(
-                preset=config.preset,
-                rules_json=json.dumps(config.rules_overrides) if config.rules_overrides else "",
+            # Through the referee's front door: the host runs the referee in its own process.
+            entry = self.running.service.referee.create(
+                config.rules,
                 clock=config.clock,
                 seed=order.seed,
                 bot_names=list(order.players),
                 match_id=order.match_id,
                 salt=order.salt,
             )
+            table, tokens = entry.table, entry.tokens
         except (MatchExistsError, RulesError, ValueError) as error:
             self._refused[order.match_id] = self._outcome(
                 order, started, None, f"the referee refused it: {error}"

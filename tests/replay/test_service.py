@@ -18,7 +18,8 @@ from structlog.testing import capture_logs
 from referee.match.moves import rerun
 from referee.match.records import ResumeRecord
 from referee.replay import read_replay
-from referee.server.service import MatchExistsError, RefereeService
+from referee.server.front import MatchExistsError
+from referee.server.service import RefereeService
 from referee.server.tokens import WeakTokenError, new_organiser_token
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played
@@ -78,7 +79,7 @@ def test_a_match_id_whose_replay_exists_is_refused(tmp_path: Path) -> None:
             assert "taken" in ref.server.service.tables
             with pytest.raises(MatchExistsError):
                 ref.create_here(match_id="taken")
-            ref.server.service.tables.pop("taken")
+            ref.server.service.referee.drop("taken")  # as a referee that lost it
             with pytest.raises(MatchExistsError, match="has a replay already"):
                 ref.create_here(match_id="taken")
 
@@ -115,7 +116,7 @@ def test_a_finished_match_is_forgotten_after_its_delay_and_its_replay_stays(tmp_
         async with referee(replay_dir=tmp_path) as ref:
             assert ref.server is not None
             service = ref.server.service
-            service.forget_finished_after_s = 0.05
+            service.referee.forget_finished_after_s = 0.05
             table, tokens = ref.create_here(
                 match_id="short", rules_json=json.dumps({"match_mode": "fixed_rounds:1"})
             )

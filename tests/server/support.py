@@ -76,7 +76,9 @@ class Referee:
     def table(self, match_id: str) -> Table:
         """The Table behind a match (the test runs in the server's process)."""
         assert self.server is not None
-        return self.server.service.tables[match_id]
+        table = self.server.service.referee.table(match_id)
+        assert table is not None, f"no match {match_id!r}"
+        return table
 
     def create_here(self, **fields: Any) -> tuple[Table, list[str]]:
         """Create a match through the service's Python API."""

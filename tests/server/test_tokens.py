@@ -16,7 +16,7 @@ BASE64URL = re.compile(r"[A-Za-z0-9_-]{32}")
 def legacy_token(service: RefereeService, match_id: str, seat: int) -> str:
     """The form referees handed out before tokens avoided a leading '-' (tokens now come from the
     server's seat secret, referee.server.tokens; the '-' form of each still opens its seat)."""
-    return service.tokens.unescaped(match_id, seat)
+    return service.referee.tokens.unescaped(match_id, seat)
 
 
 def dashed_match_id(service: RefereeService) -> str:
