@@ -95,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="a referee on localhost and four bot processes play one full game")
     demo.add_argument("--local", action="store_true", help="no network: sample bots in this process")
     demo.add_argument("--seed", help="the deal's seed (default: $TICHU_DEMO_SEED or 2024)")
+    demo.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default="",
+        help="watch the game in a browser: serve the web face there (e.g. 127.0.0.1:8080) until Ctrl-C",
+    )
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
     check_bot = sub.add_parser(
@@ -141,8 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.local:
             return external_command("demo-local").run(args)
         from referee.demo import run_match_demo
+        from referee.server.serve import HTTP_ADDRESS
 
-        return run_match_demo(args.seed)
+        if args.http and not HTTP_ADDRESS.fullmatch(args.http):
+            parser.error(f"--http takes HOST:PORT, e.g. 127.0.0.1:8080, not {args.http!r}")
+        return run_match_demo(args.seed, http=args.http)
     if args.command == "serve":
         from referee.server.serve import run_serve
 

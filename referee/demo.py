@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -45,7 +46,7 @@ MATCH_TIMEOUT_S = 900.0
 DEMO_CLOCK = ClockSettings(decision_ms=5_000, bank_ms=60_000, window_ms=2_000, max_violations=20)
 
 
-async def _play(seed: str, out: TextIO, keys: Path) -> int:
+async def _play(seed: str, out: TextIO, keys: Path, http: str = "") -> int:
     organiser = secrets.token_urlsafe(24)
     match_id = f"demo-{int(time.time())}-{secrets.token_hex(3)}"
     clock = DEMO_CLOCK
@@ -64,7 +65,13 @@ async def _play(seed: str, out: TextIO, keys: Path) -> int:
         signing_key=key,
     )
     processes: list[asyncio.subprocess.Process] = []
+    web = None
     try:
+        if http:
+            from referee.web.app import start_web
+
+            host, _, port = http.rpartition(":")
+            web = await start_web(running.service.referee, host.strip("[]") or "127.0.0.1", int(port))
         async with grpc.aio.insecure_channel(running.address) as channel:
             stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
             created = await stub.CreateMatch(
@@ -81,6 +88,8 @@ async def _play(seed: str, out: TextIO, keys: Path) -> int:
         )
         replay_path = running.service.replay_paths[created.match_id]
         print(f"Replay: {replay_path}", file=out)
+        if web is not None:
+            print(f"Watch it live: {web.url}/matches/{created.match_id}", file=out, flush=True)
         for seat, ((spec, name), token) in enumerate(zip(BOTS, created.seat_tokens, strict=True)):
             env = {
                 **os.environ,
@@ -107,12 +116,31 @@ async def _play(seed: str, out: TextIO, keys: Path) -> int:
         elapsed = time.monotonic() - started
         codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in processes)), 60)
         status = _report(table.result, elapsed, codes, out)
-        return max(status, _verify(replay_path, public_key, out))
+        status = max(status, _verify(replay_path, public_key, out))
+        if web is not None:
+            print(f"The page stays up at {web.url}/ until Ctrl-C.", file=out, flush=True)
+            await _until_interrupted()
+        return status
     finally:
         for process in processes:
             if process.returncode is None:
                 process.kill()
+        if web is not None:
+            await web.stop()
         await running.stop()
+
+
+async def _until_interrupted() -> None:
+    """Wait for SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def _verify(path: Path, public_key: Ed25519PublicKey, out: TextIO) -> int:
@@ -149,10 +177,10 @@ def _report(result: MatchResult | None, elapsed_s: float, codes: list[int], out:
     return 0
 
 
-def run_match_demo(seed: str | None = None, out: TextIO | None = None) -> int:
+def run_match_demo(seed: str | None = None, out: TextIO | None = None, http: str = "") -> int:
     """Play the demo match; 0 when it finished with a result and every bot exited cleanly."""
     # Per-decision logs would drown the report; TICHU_LOG_LEVEL=info shows them.
     log.configure(level=os.environ.get(log.LEVEL_ENV, "warning"))
     chosen = seed or os.environ.get(SEED_ENV) or DEFAULT_SEED
     with tempfile.TemporaryDirectory(prefix="tichu-demo-key-") as keys:
-        return asyncio.run(_play(chosen, out or sys.stdout, Path(keys)))
+        return asyncio.run(_play(chosen, out or sys.stdout, Path(keys), http))

@@ -9,6 +9,7 @@ import dataclasses
 import gc
 import ipaddress
 import os
+import re
 import resource
 import signal
 import sys
@@ -47,6 +48,7 @@ SERVER_OPTIONS = (
 )
 
 
+HTTP_ADDRESS = re.compile(r"(\[[0-9A-Fa-f:]+\]|[^\s:\[\]]*):\d{1,5}")
 # Files a referee keeps for itself beside its connections: replays being written, the store,
 # the logs, the bots' pipes and gRPC's own.
 RESERVED_FILES = 128
@@ -263,6 +265,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                 help=f"default {getattr(base, field.name)}",
             )
     parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default="",
+        help="also serve the web face there: the live matches in a browser (e.g. 127.0.0.1:8080)",
+    )
+    parser.add_argument(
         "--max-connections",
         type=int,
         default=0,
@@ -330,6 +338,11 @@ def run_serve(args: argparse.Namespace) -> int:
             "on the network can read the seat tokens and the organiser token; give --tls-cert and --tls-key",
             file=sys.stderr,
         )
+    if args.http and not HTTP_ADDRESS.fullmatch(args.http):
+        print(
+            f"tichu serve: --http takes HOST:PORT (e.g. 127.0.0.1:8080), not {args.http!r}", file=sys.stderr
+        )
+        return 2
     defaults = ClockSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ClockSettings)})
     files, _ = raise_file_limit()
     capacity = connection_capacity(files)
@@ -354,6 +367,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 args.signing_key,
                 not args.no_reflection,
                 max_connections,
+                args.http,
             )
         )
     except (OSError, KeyFileError) as error:
@@ -375,6 +389,7 @@ async def _serve(
     signing_key: Path | None,
     reflection_enabled: bool,
     max_connections: int,
+    http: str,
 ) -> None:
     running = await start_server(
         address,
@@ -400,6 +415,15 @@ async def _serve(
         f"tichu referee listening on {running.address} ({'TLS' if running.secure else 'plaintext'})",
         file=sys.stderr,
     )
+    web = None
+    if http:
+        from referee.web.app import start_web
+
+        host, _, port = http.rpartition(":")
+        web = await start_web(running.service.referee, host.strip("[]") or "127.0.0.1", int(port))
+        print(f"tichu web face on {web.url}/", file=sys.stderr)
     await stop.wait()
     log.get_logger().info("server_stopping")
+    if web is not None:
+        await web.stop()
     await running.stop()

@@ -1,0 +1,306 @@
+"""The web application: pages and a JSON API over the referee's front door, served by uvicorn in
+the referee's own event loop (`tichu serve --http HOST:PORT`).
+
+The live pages are spectators like any other: a match's event stream is `Table.watch(full=False)`,
+the public view the Watch RPC gives (the spectator delay and the redaction included), sent to the
+browser as server-sent events. No second path into a match exists here, and nothing this module
+sends names a seat token, a key or a seed. Every string a bot or a config supplies reaches a page
+as text: Jinja2 escapes it in the templates, and the scripts only ever set `textContent`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from referee import __version__
+from referee.match import MatchResult
+from referee.server.front import MATCH_ID, MatchEntry, Referee
+
+HERE = Path(__file__).parent
+# No inline script or style, nothing from another origin: a name a bot chose cannot run.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+STATIC_MAX_AGE_S = 3600
+# Live streams at once, per client address and in all: a page holds one.
+MAX_STREAMS_PER_CLIENT = 16
+MAX_STREAMS = 2_000
+# A stream sends a comment line this often while the match is quiet, so that proxies keep it.
+KEEPALIVE_S = 15.0
+# The home page lists at most this many finished matches, the newest first.
+RECENT_FINISHED = 50
+
+
+@dataclass(frozen=True, slots=True)
+class MatchView:
+    """What a page or the API shows of a match: nothing secret."""
+
+    match_id: str
+    status: str
+    players: tuple[str, ...]
+    connected: tuple[bool, ...]
+    scores: tuple[int, int]
+    round: int
+    winner: int | None  # 0 or 1 once a team won; None for a draw and until the end
+    reason: str
+
+    @classmethod
+    def of(cls, entry: MatchEntry) -> MatchView:
+        """The view of one match as it stands."""
+        table = entry.table
+        seats = table.seat_info()
+        result = table.result
+        winner = None if result is None or result.winner < 0 else result.winner
+        scores = table.state.scores
+        return cls(
+            match_id=table.match_id,
+            status=table.status,
+            players=tuple(seat.bot_name for seat in seats),
+            connected=tuple(seat.connected for seat in seats),
+            scores=(scores[0], scores[1]),
+            round=table.state.round,
+            winner=winner,
+            reason="" if result is None else result.reason,
+        )
+
+    def to_json(self, base: str = "") -> dict[str, Any]:
+        """The API's form, with the URL of the match's page."""
+        return {
+            "match_id": self.match_id,
+            "status": self.status,
+            "players": list(self.players),
+            "connected": list(self.connected),
+            "scores": list(self.scores),
+            "round": self.round,
+            "winner": self.winner,
+            "reason": self.reason,
+            "url": f"{base}/matches/{self.match_id}",
+        }
+
+
+class _SecurityHeaders(BaseHTTPMiddleware):
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+
+class _CachedStatic(StaticFiles):
+    """The assets, with a cache lifetime: they change only with a release."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = f"public, max-age={STATIC_MAX_AGE_S}"
+        return response
+
+
+class _StreamSlots:
+    """Counts open live streams per client address and in all, and refuses one past the limits."""
+
+    def __init__(self, per_client: int, total: int) -> None:
+        self.per_client = per_client
+        self.total = total
+        self._open: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def take(self, client: str) -> Iterator[bool]:
+        """Yields whether a slot was free (and holds it until the block ends)."""
+        free = self._open[client] < self.per_client and sum(self._open.values()) < self.total
+        if free:
+            self._open[client] += 1
+        try:
+            yield free
+        finally:
+            if free:
+                self._open[client] -= 1
+                if not self._open[client]:
+                    del self._open[client]
+
+
+def _views(front: Referee) -> tuple[list[MatchView], list[MatchView]]:
+    """The live matches (waiting or running) and the latest finished ones, newest first."""
+    live: list[MatchView] = []
+    finished: list[MatchView] = []
+    for entry in front:
+        view = MatchView.of(entry)
+        (finished if view.status == "finished" else live).append(view)
+    return live, finished[::-1][:RECENT_FINISHED]
+
+
+def _sse(kind: str, data: dict[str, Any]) -> str:
+    """One server-sent event; JSON never holds a raw line break, so one data line suffices."""
+    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _result_json(result: MatchResult) -> dict[str, Any]:
+    return {
+        "winner": None if result.winner < 0 else result.winner,
+        "scores": list(result.scores),
+        "reason": result.reason,
+        "forfeiting_team": None if result.forfeiting_team < 0 else result.forfeiting_team,
+        "hands": result.hands,
+    }
+
+
+def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
+    """The web application over a referee's matches."""
+    templates = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        auto_reload=False,
+    )
+    slots = _StreamSlots(MAX_STREAMS_PER_CLIENT, MAX_STREAMS)
+
+    def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        body = templates.get_template(name).render(title=title, version=__version__, **context)
+        return HTMLResponse(body, status_code=status_code)
+
+    def entry_of(request: Request) -> MatchEntry | None:
+        match_id = str(request.path_params["match_id"])
+        return front.entry(match_id) if MATCH_ID.fullmatch(match_id) else None
+
+    async def home(request: Request) -> Response:
+        live, finished = _views(front)
+        return page("home.html", live=live, finished=finished)
+
+    async def api_matches(request: Request) -> Response:
+        live, finished = _views(front)
+        return JSONResponse(
+            {"live": [v.to_json() for v in live], "finished": [v.to_json() for v in finished]}
+        )
+
+    async def api_match(request: Request) -> Response:
+        entry = entry_of(request)
+        if entry is None:
+            return JSONResponse({"error": "no such match"}, status_code=404)
+        view = MatchView.of(entry)
+        header = entry.table.match.header
+        return JSONResponse(
+            {**view.to_json(), "players_count": header.config.players, "config": header.config.to_json()}
+        )
+
+    async def match_page(request: Request) -> Response:
+        entry = entry_of(request)
+        if entry is None:
+            return page("missing.html", status_code=404, match_id=str(request.path_params["match_id"])[:64])
+        return page("match.html", match=MatchView.of(entry), players_count=entry.table.players)
+
+    async def match_events(request: Request) -> Response:
+        entry = entry_of(request)
+        if entry is None:
+            return JSONResponse({"error": "no such match"}, status_code=404)
+        client = request.client.host if request.client else "?"
+        table = entry.table
+
+        async def stream() -> AsyncIterator[str]:
+            with slots.take(client) as free:
+                if not free:
+                    yield _sse("refused", {"why": "too many live pages open from this address"})
+                    return
+                yield _sse(
+                    "seats", {"players": [s.bot_name for s in table.seat_info()], "count": table.players}
+                )
+                events = table.watch(full=False)
+                while True:
+                    try:
+                        item = await asyncio.wait_for(anext(events), KEEPALIVE_S)
+                    except StopAsyncIteration:
+                        yield _sse("end", {})
+                        return
+                    except TimeoutError:
+                        yield ": still here\n\n"
+                        continue
+                    if isinstance(item, MatchResult):
+                        yield _sse("result", _result_json(item))
+                    else:
+                        event = json.loads(item.json)
+                        yield _sse("event", {"v": item.state_version, "event": event})
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    async def not_found(request: Request, error: Exception) -> Response:
+        return page("missing.html", status_code=404, match_id="")
+
+    routes = [
+        Route("/", home),
+        Route("/api/matches", api_matches),
+        Route("/api/matches/{match_id}", api_match),
+        Route("/matches/{match_id}", match_page),
+        Route("/matches/{match_id}/events", match_events),
+        Mount("/static", app=_CachedStatic(directory=HERE / "static"), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={404: not_found},
+    )
+
+
+class _InLoopServer(uvicorn.Server):
+    """uvicorn in the caller's event loop, leaving the process's signals to the caller."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class RunningWeb:
+    """A started web face: its URL, and how to stop it."""
+
+    url: str
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+
+    async def stop(self) -> None:
+        """Close the listening socket and the open pages' streams."""
+        self.server.should_exit = True
+        self.server.force_exit = True  # live streams never end by themselves
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self.task, 10)
+
+
+async def start_web(front: Referee, host: str = "127.0.0.1", port: int = 0) -> RunningWeb:
+    """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped."""
+    config = uvicorn.Config(
+        create_app(front), host=host, port=port, log_level="warning", lifespan="off", access_log=False
+    )
+    server = _InLoopServer(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # raises what stopped it (the address in use...)
+            raise OSError(f"the web face could not listen on {host}:{port}")
+        await asyncio.sleep(0.02)
+    bound = server.servers[0].sockets[0].getsockname()
+    shown = f"[{host}]" if ":" in host else host
+    return RunningWeb(f"http://{shown}:{bound[1]}", server, task)
+
+
+__all__ = ["CONTENT_SECURITY_POLICY", "MatchView", "RunningWeb", "create_app", "start_web"]
