@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
+import secrets
+import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -25,7 +29,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -42,7 +46,7 @@ CONTENT_SECURITY_POLICY = (
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 STATIC_MAX_AGE_S = 3600
@@ -53,6 +57,42 @@ MAX_STREAMS = 2_000
 KEEPALIVE_S = 15.0
 # The home page lists at most this many finished matches, the newest first.
 RECENT_FINISHED = 50
+SESSION_COOKIE = "tichu_session"
+SESSION_TTL_S = 12 * 3600
+MAX_SESSIONS = 1_000
+MAX_FORM_BYTES = 4_096  # the sign-in form: a token of a few dozen characters
+
+
+class Sessions:
+    """Organiser sessions: random ids (the cookie) that map to when they expire, kept in memory
+    only, so a restart signs everybody out; the oldest go first past MAX_SESSIONS."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._expires: dict[str, float] = {}
+
+    def open(self) -> str:
+        """A new session's id."""
+        now = self._now()
+        self._expires = {sid: at for sid, at in self._expires.items() if at > now}
+        while len(self._expires) >= MAX_SESSIONS:
+            del self._expires[next(iter(self._expires))]
+        sid = secrets.token_urlsafe(32)
+        self._expires[sid] = now + SESSION_TTL_S
+        return sid
+
+    def valid(self, sid: str | None) -> bool:
+        """Whether `sid` names a session that has not expired."""
+        if not sid:
+            return False
+        # One dict lookup by a 256-bit random key: nothing to learn from its timing.
+        at = self._expires.get(sid)
+        return at is not None and at > self._now()
+
+    def close(self, sid: str | None) -> None:
+        """End a session."""
+        if sid:
+            self._expires.pop(sid, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +192,30 @@ def _views(front: Referee) -> tuple[list[MatchView], list[MatchView]]:
     return live, finished[::-1][:RECENT_FINISHED]
 
 
+def _same_origin(request: Request) -> bool:
+    """Whether a form was posted from this site's own pages, as the browser tells: its
+    Sec-Fetch-Site, else its Origin. A client that is no browser sends neither, and cannot be
+    made to post by another site, so it passes."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")  # "none": the user's own action (typed, bookmarked)
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+
+
+async def _bounded_body(request: Request, most: int) -> bytes:
+    """The request's body, or b"" when it is longer than `most` bytes (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > most:
+        return b""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > most:
+            return b""
+    return body
+
+
 def _sse(kind: str, data: dict[str, Any]) -> str:
     """One server-sent event; JSON never holds a raw line break, so one data line suffices."""
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
@@ -175,9 +239,15 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
         auto_reload=False,
     )
     slots = _StreamSlots(MAX_STREAMS_PER_CLIENT, MAX_STREAMS)
+    sessions = Sessions()
 
-    def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-        body = templates.get_template(name).render(title=title, version=__version__, **context)
+    def organiser(request: Request) -> bool:
+        return sessions.valid(request.cookies.get(SESSION_COOKIE))
+
+    def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        body = templates.get_template(name).render(
+            title=title, version=__version__, organiser=organiser(request), **context
+        )
         return HTMLResponse(body, status_code=status_code)
 
     def entry_of(request: Request) -> MatchEntry | None:
@@ -186,7 +256,7 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
 
     async def home(request: Request) -> Response:
         live, finished = _views(front)
-        return page("home.html", live=live, finished=finished)
+        return page(request, "home.html", live=live, finished=finished)
 
     async def api_matches(request: Request) -> Response:
         live, finished = _views(front)
@@ -207,8 +277,13 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
     async def match_page(request: Request) -> Response:
         entry = entry_of(request)
         if entry is None:
-            return page("missing.html", status_code=404, match_id=str(request.path_params["match_id"])[:64])
-        return page("match.html", match=MatchView.of(entry), players_count=entry.table.players)
+            return page(
+                request, "missing.html", status_code=404, match_id=str(request.path_params["match_id"])[:64]
+            )
+        full = organiser(request)
+        return page(
+            request, "match.html", match=MatchView.of(entry), players_count=entry.table.players, full=full
+        )
 
     async def match_events(request: Request) -> Response:
         entry = entry_of(request)
@@ -216,16 +291,17 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
             return JSONResponse({"error": "no such match"}, status_code=404)
         client = request.client.host if request.client else "?"
         table = entry.table
+        # The organiser sees every event at once, hands included; anyone else the public view.
+        full = organiser(request)
 
         async def stream() -> AsyncIterator[str]:
             with slots.take(client) as free:
                 if not free:
                     yield _sse("refused", {"why": "too many live pages open from this address"})
                     return
-                yield _sse(
-                    "seats", {"players": [s.bot_name for s in table.seat_info()], "count": table.players}
-                )
-                events = table.watch(full=False)
+                names = [seat.bot_name for seat in table.seat_info()]
+                yield _sse("seats", {"players": names, "count": table.players, "full": full})
+                events = table.watch(full=full)
                 while True:
                     try:
                         item = await asyncio.wait_for(anext(events), KEEPALIVE_S)
@@ -245,10 +321,42 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     async def not_found(request: Request, error: Exception) -> Response:
-        return page("missing.html", status_code=404, match_id="")
+        return page(request, "missing.html", status_code=404, match_id="")
+
+    async def sign_in_page(request: Request) -> Response:
+        return page(request, "sign_in.html", failed=False)
+
+    async def sign_in(request: Request) -> Response:
+        if not _same_origin(request):
+            return page(request, "sign_in.html", status_code=403, failed=True, why="a form from another site")
+        body = await _bounded_body(request, MAX_FORM_BYTES)
+        token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+        if not token or not hmac.compare_digest(token.encode(), front.organiser_token):
+            return page(request, "sign_in.html", status_code=403, failed=True, why="not the organiser token")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            sessions.open(),
+            max_age=SESSION_TTL_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return response
+
+    async def sign_out(request: Request) -> Response:
+        if _same_origin(request):
+            sessions.close(request.cookies.get(SESSION_COOKIE))
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
 
     routes = [
         Route("/", home),
+        Route("/sign-in", sign_in_page, methods=["GET"]),
+        Route("/sign-in", sign_in, methods=["POST"]),
+        Route("/sign-out", sign_out, methods=["POST"]),
         Route("/api/matches", api_matches),
         Route("/api/matches/{match_id}", api_match),
         Route("/matches/{match_id}", match_page),

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Dialog, Page, expect
 
 from referee.rules import OFFICIAL
 from referee.web.app import CONTENT_SECURITY_POLICY
-from tests.server.support import join, random_policy
+from tests.server.support import ORGANISER, join, random_policy
 from tests.web.live import LiveReferee, live_referee
 
 ONE_DEAL = dataclasses.replace(OFFICIAL, match_mode="fixed_rounds:1")
@@ -150,3 +151,66 @@ def test_unknown_pages_and_matches_are_404_pages(live: LiveReferee, page: Page) 
     assert page.request.get(f"{live.url}/api/matches/nope").status == 404
     static = page.request.get(f"{live.url}/static/table.js")
     assert static.status == 200 and "max-age" in static.headers["cache-control"]
+
+
+def test_the_organiser_signs_in_with_the_token_and_sees_every_hand(live: LiveReferee, page: Page) -> None:
+    entry = live.call(
+        lambda: live.front.create(ONE_DEAL, seed="organiser", bot_names=NAMES, match_id="web-org")
+    )
+    page.goto(f"{live.url}/sign-in")
+    page.fill("#token", "not-the-token")
+    page.click("text=Sign in")
+    expect(page.locator(".error")).to_contain_text("not the organiser token")
+    assert not [c for c in page.context.cookies() if c["name"] == "tichu_session"]
+    # A sign-in posted from another site is refused, token or not.
+    forged = page.request.post(
+        f"{live.url}/sign-in", form={"token": ORGANISER}, headers={"Origin": "http://evil.example"}
+    )
+    assert forged.status == 403
+    # A body past the form's bound is not read.
+    assert page.request.post(f"{live.url}/sign-in", form={"token": "x" * 10_000}).status == 403
+
+    page.fill("#token", ORGANISER)
+    page.click("text=Sign in")
+    expect(page.locator("header.site")).to_contain_text("Sign out")
+    cookie = next(c for c in page.context.cookies() if c["name"] == "tichu_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and ORGANISER not in cookie["value"]
+
+    page.goto(f"{live.url}/matches/web-org")
+    expect(page.locator(".note")).to_contain_text("every hand")
+    play(live, entry.tokens, "web-org")
+    expect(page.locator("#result")).to_be_visible(timeout=300_000)
+    # The organiser's page was dealt every hand: a dealt card shows in the event list.
+    expect(page.locator("#events li", has_text="is dealt").first).to_be_visible()
+    stream = page.request.get(f"{live.url}/matches/web-org/events").text()
+    assert '"type":"cards_dealt"' in stream
+
+    page.click("text=Sign out")
+    expect(page.locator("header.site")).to_contain_text("Organiser sign-in")
+    public = page.request.get(f"{live.url}/matches/web-org/events").text()
+    assert '"type":"cards_dealt"' not in public and "event: result" in public
+
+
+def serious_violations(page: Page) -> list[str]:
+    """axe-core's serious and critical findings on the page as it stands."""
+    results = Axe().run(page)
+    found = results.response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_the_pages_pass_axe_with_no_serious_violation(live: LiveReferee, page: Page) -> None:
+    entry = live.call(lambda: live.front.create(ONE_DEAL, seed="axe", bot_names=NAMES, match_id="web-axe"))
+    play(live, entry.tokens, "web-axe")
+    page.goto(f"{live.url}/matches/web-axe")
+    expect(page.locator("#result")).to_be_visible(timeout=300_000)
+    for size in ((1400, 1000), (360, 740)):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        for path in ("/", "/matches/web-axe", "/sign-in", "/matches/nope"):
+            page.goto(live.url + path)
+            if path == "/matches/web-axe":
+                expect(page.locator("#result")).to_be_visible(timeout=60_000)
+            assert serious_violations(page) == [], (path, size)

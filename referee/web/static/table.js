@@ -15,8 +15,9 @@
   let state;
 
   function reset() {
-    state = { cardsLeft: [], played: [], calls: [], out: [], trick: [], wish: null, totals: [0, 0] };
+    state = { cardsLeft: [], played: [], calls: [], out: [], hands: [], trick: [], wish: null, totals: [0, 0] };
     for (let seat = 0; seat < players; seat++) {
+      state.hands.push(null);
       state.cardsLeft.push(null);
       state.played.push(0);
       state.calls.push("");
@@ -40,6 +41,9 @@
       case "round_started": return `Hand ${event.round + 1} begins; ${who(event.dealer)} deals`;
       case "called": return `${who(event.seat)} calls ${CALLS[event.call] ?? event.call}`;
       case "call_declined": return null;
+      case "cards_dealt": return `${who(event.seat)} is dealt ${event.cards}`;
+      case "exchange_submitted": return `${who(event.seat)} gives ${event.gifts.map((g) => `${g[1]} to ${g[0]}`).join(", ")}`;
+      case "cards_received": return null;
       case "exchange_completed": return "The cards are exchanged";
       case "played": {
         const combo = event.combo && event.combo.kind ? ` (${event.combo.kind.replaceAll("_", " ")})` : "";
@@ -61,7 +65,37 @@
     }
   }
 
+  function cardList(cards) {
+    return cards ? cards.trim().split(/\s+/) : [];
+  }
+
+  function without(hand, cards) {
+    if (hand === null) return null;
+    const left = hand.slice();
+    for (const card of cards) {
+      const at = left.indexOf(card);
+      if (at >= 0) left.splice(at, 1);
+    }
+    return left;
+  }
+
+  // Private events reach the page only in the organiser's view (the server decides).
+  function foldPrivate(event) {
+    switch (event.type) {
+      case "cards_dealt":
+        state.hands[event.seat] = event.stage === "rest" ? (state.hands[event.seat] ?? []).concat(cardList(event.cards)) : cardList(event.cards);
+        break;
+      case "exchange_submitted":
+        state.hands[event.seat] = without(state.hands[event.seat], event.gifts.map((gift) => gift[1]));
+        break;
+      case "cards_received":
+        state.hands[event.seat] = (state.hands[event.seat] ?? []).concat(event.received.map((gift) => gift[1]));
+        break;
+    }
+  }
+
   function fold(event) {
+    foldPrivate(event);
     switch (event.type) {
       case "round_started":
         for (let seat = 0; seat < players; seat++) {
@@ -69,6 +103,7 @@
           state.played[seat] = 0;
           state.calls[seat] = "";
           state.out[seat] = 0;
+          state.hands[seat] = null;
         }
         state.trick = [];
         state.wish = null;
@@ -80,6 +115,7 @@
         const n = countCards(event.cards);
         state.played[event.seat] += n;
         if (state.cardsLeft[event.seat] !== null) state.cardsLeft[event.seat] -= n;
+        state.hands[event.seat] = without(state.hands[event.seat], cardList(event.cards));
         state.trick.push({ seat: event.seat, text: event.cards });
         if (event.wish) state.wish = event.wish;
         break;
@@ -122,6 +158,8 @@
         left === null ? (state.played[seat] ? `played ${state.played[seat]}` : "") : `${left} cards`;
       node.querySelector('[data-role="call"]').textContent = state.calls[seat];
       node.querySelector('[data-role="out"]').textContent = state.out[seat] ? `out #${state.out[seat]}` : "";
+      const hand = state.hands[seat];
+      node.querySelector('[data-role="hand"]').textContent = hand === null ? "" : hand.join(" ");
       node.classList.toggle("is-out", state.out[seat] > 0);
     });
     $("trick").replaceChildren(
