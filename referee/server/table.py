@@ -275,17 +275,26 @@ class Table:
     async def watch(self, full: bool) -> AsyncIterator[LogEntry | MatchResult]:
         """A spectator's view: public events `watch_delay_events` behind, or every event at once;
         then the result, if the match has one."""
+        async for batch in self.watch_batches(full):
+            for item in batch:
+                yield item
+
+    async def watch_batches(self, full: bool) -> AsyncIterator[list[LogEntry | MatchResult]]:
+        """`watch`, in batches: each time the match changes, everything the view has gained since
+        (a late spectator's first batch is the match so far), so that a stream can send it in
+        one write."""
         sent = 0
         while True:
             waiter = self._changed
             done = self.match.status == "finished"
             log, upto = self.match.spectator_log(full)
-            while sent < upto:
-                sent += 1
-                yield log[sent - 1]
+            batch: list[LogEntry | MatchResult] = list(log[sent:upto])
+            sent = max(sent, upto)
+            if done and self.match.result is not None:
+                batch.append(self.match.result)
+            if batch:
+                yield batch
             if done:
-                if self.match.result is not None:
-                    yield self.match.result
                 return
             await waiter.wait()
 

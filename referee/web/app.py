@@ -35,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee import __version__
 from referee.match import MatchResult
+from referee.match.messages import LogEntry
 from referee.server.front import MATCH_ID, MatchEntry, Referee
 
 HERE = Path(__file__).parent
@@ -221,6 +222,14 @@ def _sse(kind: str, data: dict[str, Any]) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
+def _sse_item(item: LogEntry | MatchResult) -> str:
+    """One event of the match (its JSON as the match made it, not parsed again per viewer), or
+    the result."""
+    if isinstance(item, MatchResult):
+        return _sse("result", _result_json(item))
+    return f'event: event\ndata: {{"v":{item.state_version},"event":{item.json}}}\n\n'
+
+
 def _result_json(result: MatchResult) -> dict[str, Any]:
     return {
         "winner": None if result.winner < 0 else result.winner,
@@ -301,21 +310,28 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
                     return
                 names = [seat.bot_name for seat in table.seat_info()]
                 yield _sse("seats", {"players": names, "count": table.players, "full": full})
-                events = table.watch(full=full)
-                while True:
-                    try:
-                        item = await asyncio.wait_for(anext(events), KEEPALIVE_S)
-                    except StopAsyncIteration:
-                        yield _sse("end", {})
-                        return
-                    except TimeoutError:
-                        yield ": still here\n\n"
-                        continue
-                    if isinstance(item, MatchResult):
-                        yield _sse("result", _result_json(item))
-                    else:
-                        event = json.loads(item.json)
-                        yield _sse("event", {"v": item.state_version, "event": event})
+                batches = table.watch_batches(full=full)
+                following: asyncio.Future[list[LogEntry | MatchResult]] | None = None
+                try:
+                    while True:
+                        # The same pending step across keep-alives: a timeout must not cancel
+                        # (and so end) the match's view.
+                        following = following or asyncio.ensure_future(anext(batches))
+                        done, _ = await asyncio.wait({following}, timeout=KEEPALIVE_S)
+                        if not done:
+                            yield ": still here\n\n"
+                            continue
+                        step, following = following, None
+                        try:
+                            batch = step.result()
+                        except StopAsyncIteration:
+                            yield _sse("end", {})
+                            return
+                        # One write per change of the match, however many events it brought.
+                        yield "".join(_sse_item(item) for item in batch)
+                finally:
+                    if following is not None:
+                        following.cancel()
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)

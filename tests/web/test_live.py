@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Dialog, Page, expect
 
 from referee.rules import OFFICIAL
+from referee.web import app
 from referee.web.app import CONTENT_SECURITY_POLICY
 from tests.server.support import ORGANISER, join, random_policy
 from tests.web.live import LiveReferee, live_referee
@@ -214,3 +216,26 @@ def test_the_pages_pass_axe_with_no_serious_violation(live: LiveReferee, page: P
             if path == "/matches/web-axe":
                 expect(page.locator("#result")).to_be_visible(timeout=60_000)
             assert serious_violations(page) == [], (path, size)
+
+
+def test_a_quiet_stream_is_kept_alive_and_still_follows_the_match(
+    live: LiveReferee, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A keep-alive (a comment line while nothing happens) must not end the match's view."""
+    monkeypatch.setattr(app, "KEEPALIVE_S", 0.1)
+    entry = live.call(
+        lambda: live.front.create(ONE_DEAL, seed="quiet", bot_names=NAMES, match_id="web-quiet")
+    )
+    host, port = live.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=300) as stream:
+        stream.sendall(f"GET /matches/web-quiet/events HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        received = b""
+        while received.count(b": still here") < 3:  # nobody has joined: only keep-alives come
+            received += stream.recv(1 << 16)
+        assert b"event: event" not in received and b"event: end" not in received
+        play(live, entry.tokens, "web-quiet")
+        while b"event: end" not in received:
+            chunk = stream.recv(1 << 16)
+            assert chunk, "the stream ended before the match did"
+            received += chunk
+    assert b"event: result" in received and b'"type":"round_started"' in received
