@@ -54,6 +54,8 @@ STATIC_MAX_AGE_S = 3600
 # Live streams at once, per client address and in all: a page holds one.
 MAX_STREAMS_PER_CLIENT = 16
 MAX_STREAMS = 2_000
+# A stream writes at most this often: what the match did meanwhile goes in the next write.
+COALESCE_S = 0.25
 # A stream sends a comment line this often while the match is quiet, so that proxies keep it.
 KEEPALIVE_S = 15.0
 # The home page lists at most this many finished matches, the newest first.
@@ -327,8 +329,10 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
                         except StopAsyncIteration:
                             yield _sse("end", {})
                             return
-                        # One write per change of the match, however many events it brought.
+                        # One write for everything the match did since the last one: a busy
+                        # table changes hundreds of times a second, a viewer needs a few.
                         yield "".join(_sse_item(item) for item in batch)
+                        await asyncio.sleep(COALESCE_S)
                 finally:
                     if following is not None:
                         following.cancel()
