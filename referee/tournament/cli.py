@@ -36,6 +36,12 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
                 help="run the local entrants' bots without the sandbox (bubblewrap): each may then read "
                 "the others' tokens and the referee's files; every attempt's record says so",
             )
+            action.add_argument(
+                "--http",
+                metavar="HOST:PORT",
+                default="",
+                help="serve the tournament's web face there while it runs (e.g. 127.0.0.1:8080)",
+            )
             ray = action.add_argument_group("on a Ray cluster (pip install 'tichu-referee[ray]')")
             ray.add_argument(
                 "--ray",
@@ -89,6 +95,14 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
+    from referee.server.serve import HTTP_ADDRESS
+
+    if args.http and not HTTP_ADDRESS.fullmatch(args.http):
+        print(
+            f"tichu tournament: --http takes HOST:PORT, e.g. 127.0.0.1:8080, not {args.http!r}",
+            file=sys.stderr,
+        )
+        return 2
     if args.no_sandbox:
         config = dataclasses.replace(config, sandbox=False)
         print("tichu tournament: --no-sandbox: the bots run without a sandbox", file=sys.stderr)
@@ -106,7 +120,12 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         fleet = RayFleet(target, hosts_per_node=args.hosts_per_node, games_per_host=args.games_per_host)
     try:
         return run_tournament(
-            config, resume=args.action == "resume", out=sys.stdout, live=args.live, fleet=fleet
+            config,
+            resume=args.action == "resume",
+            out=sys.stdout,
+            live=args.live,
+            fleet=fleet,
+            http=args.http,
         )
     except TournamentError as error:
         print(f"tichu tournament: {error}", file=sys.stderr)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shlex
 import signal
 import sys
@@ -22,10 +23,11 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from referee import log
 from referee.replay.signing import KeyFileError, load_signer
+from referee.server.front import Referee
 from referee.server.serve import freeze_startup_heap
 from referee.server.service import Traffic
 from referee.tournament.bots import build_identity
@@ -48,6 +50,9 @@ from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
 from referee.tournament.stats import PairingVerdict, pairing_verdict
 from referee.tournament.store import EntrantBuild, GameRow, Store, StoreError
 
+if TYPE_CHECKING:
+    from referee.web.app import RunningWeb
+
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
 
@@ -59,9 +64,16 @@ class Tournament:
     """Plays a tournament's pending games and keeps its store, SPRTs and progress current."""
 
     def __init__(
-        self, config: TournamentConfig, out: TextIO, *, live: bool | None = None, fleet: Fleet | None = None
+        self,
+        config: TournamentConfig,
+        out: TextIO,
+        *,
+        live: bool | None = None,
+        fleet: Fleet | None = None,
+        http: str = "",
     ) -> None:
         self.config = config
+        self.http = http  # HOST:PORT of the web face, or "" for none
         self.fleet: Fleet = LocalFleet() if fleet is None else fleet
         self.out = out
         self.live = live
@@ -161,6 +173,7 @@ class Tournament:
         log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)
         hosts = await self._start_hosts()
+        web = await self._start_web() if self.http else None
         rows = self.store.games()
         self._skipped = sum(1 for row in rows if row.skipped and row.pairing in self._stopped)
         progress = Progress(
@@ -192,6 +205,8 @@ class Tournament:
             ticker.cancel()
             progress.finish()
             self._progress = None
+            if web is not None:
+                await web.stop()
             await self.fleet.stop()
         if interrupted.is_set():
             print(
@@ -202,6 +217,22 @@ class Tournament:
             )
             return EXIT_INTERRUPTED
         return 0 if self._failed == 0 else 1
+
+    async def _start_web(self) -> RunningWeb:
+        """The web face: the tournament page, and the live games of the referee in this process
+        (a tournament on Ray plays its games elsewhere: its page lists them without a link)."""
+        from referee.tournament.web import TournamentView
+        from referee.web.app import start_web
+
+        if isinstance(self.fleet, LocalFleet) and self.fleet.host is not None and self.fleet.host.running:
+            front = self.fleet.host.running.service.referee
+        else:
+            front = Referee(secrets.token_urlsafe(32))
+        view = TournamentView(self.config, self.store, lambda: {entry.table.match_id for entry in front})
+        host, _, port = self.http.rpartition(":")
+        web = await start_web(front, host.strip("[]") or "127.0.0.1", int(port), tournament=view.snapshot)
+        print(f"Web face: {web.url}/tournament", file=self.out, flush=True)
+        return web
 
     async def _start_hosts(self) -> list[Host]:
         try:
@@ -547,9 +578,11 @@ def run_tournament(
     out: TextIO,
     live: bool | None = None,
     fleet: Fleet | None = None,
+    http: str = "",
 ) -> int:
-    """Run (or resume) a tournament, here or on `fleet`, and print its standings; the exit code."""
-    tournament = Tournament(config, out, live=live, fleet=fleet)
+    """Run (or resume) a tournament, here or on `fleet`, and print its standings; the exit code.
+    With `http` (HOST:PORT), serve its web face there while it runs."""
+    tournament = Tournament(config, out, live=live, fleet=fleet, http=http)
     try:
         tournament.prepare(resume)
         started = time.monotonic()

@@ -242,8 +242,14 @@ def _result_json(result: MatchResult) -> dict[str, Any]:
     }
 
 
-def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
-    """The web application over a referee's matches."""
+TournamentSource = Callable[[], dict[str, Any]]
+
+
+def create_app(
+    front: Referee, *, title: str = "Tichu Referee", tournament: TournamentSource | None = None
+) -> Starlette:
+    """The web application over a referee's matches (and the tournament it plays, if given:
+    a function that returns its standings, progress and games as referee.tournament.web does)."""
     templates = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -257,7 +263,11 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
 
     def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         body = templates.get_template(name).render(
-            title=title, version=__version__, organiser=organiser(request), **context
+            title=title,
+            version=__version__,
+            organiser=organiser(request),
+            tournament_page=tournament is not None,
+            **context,
         )
         return HTMLResponse(body, status_code=status_code)
 
@@ -340,6 +350,16 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
+    async def tournament_page(request: Request) -> Response:
+        if tournament is None:
+            return page(request, "missing.html", status_code=404, match_id="")
+        return page(request, "tournament.html", data=tournament())
+
+    async def api_tournament(request: Request) -> Response:
+        if tournament is None:
+            return JSONResponse({"error": "this server plays no tournament"}, status_code=404)
+        return JSONResponse(tournament())
+
     async def not_found(request: Request, error: Exception) -> Response:
         return page(request, "missing.html", status_code=404, match_id="")
 
@@ -378,6 +398,8 @@ def create_app(front: Referee, *, title: str = "Tichu Referee") -> Starlette:
         Route("/sign-in", sign_in, methods=["POST"]),
         Route("/sign-out", sign_out, methods=["POST"]),
         Route("/api/matches", api_matches),
+        Route("/tournament", tournament_page),
+        Route("/api/tournament", api_tournament),
         Route("/api/matches/{match_id}", api_match),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/events", match_events),
@@ -414,11 +436,12 @@ class RunningWeb:
             await asyncio.wait_for(self.task, 10)
 
 
-async def start_web(front: Referee, host: str = "127.0.0.1", port: int = 0) -> RunningWeb:
+async def start_web(
+    front: Referee, host: str = "127.0.0.1", port: int = 0, *, tournament: TournamentSource | None = None
+) -> RunningWeb:
     """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped."""
-    config = uvicorn.Config(
-        create_app(front), host=host, port=port, log_level="warning", lifespan="off", access_log=False
-    )
+    app = create_app(front, tournament=tournament)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
     server = _InLoopServer(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
