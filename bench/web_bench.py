@@ -33,10 +33,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # its sibling referee_bench, as `python bench/...` finds it
 
 import grpc  # noqa: E402
+from referee_bench import Samples, TableClient, load_average  # noqa: E402
 
-from bench.referee_bench import Samples, TableClient, load_average  # noqa: E402
 from referee.web.app import MAX_STREAMS_PER_CLIENT  # noqa: E402
 from referee.wire.tichu.v1 import referee_pb2 as pb  # noqa: E402
 from referee.wire.tichu.v1 import referee_pb2_grpc  # noqa: E402
