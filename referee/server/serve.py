@@ -25,7 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
-from referee.server.front import RecordHook
+from referee.server.front import RecordHook, Referee
 from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RefereeService
 from referee.server.tokens import WeakTokenError, check_organiser_token, stored_organiser_token, token_file
@@ -164,7 +164,7 @@ async def start_server(
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
         raise ValueError("give a TLS certificate and key, or ask for plaintext with insecure=True")
-    service = RefereeService(
+    referee = Referee(
         organiser_token,
         defaults,
         now=now,
@@ -174,8 +174,8 @@ async def start_server(
         forget_finished_after_s=forget_finished_after_s,
         keep_records=keep_records,
         sign=None if signing_key is None else load_signer(signing_key),
-        hello_timeout_s=hello_timeout_s,
     )
+    service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
     server = grpc.aio.server(options=server_options(hello_timeout_s, max_connections))
     service.attach(server)
     health_servicer = health.aio.HealthServicer()

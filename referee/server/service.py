@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ from google.protobuf.message import DecodeError, Message
 from referee.log import get_logger
 from referee.match import PROTOCOL_VERSION, ClockSettings, MatchResult
 from referee.match.messages import OutMessage, Request
-from referee.match.proof import Signer
 from referee.rules import OFFICIAL, RulesError, State
 from referee.server.codec import (
     clock_merged,
@@ -36,7 +34,7 @@ from referee.server.codec import (
     seat_info_to_proto,
     seat_options_from_proto,
 )
-from referee.server.front import MatchExistsError, RecordHook, Referee
+from referee.server.front import MatchExistsError, Referee
 from referee.server.limits import (
     MAX_RECEIVE_BYTES,
     InputError,
@@ -98,38 +96,14 @@ def _lenient(message: type[Message]) -> Callable[[bytes], Message | Malformed]:
 class RefereeService(referee_pb2_grpc.RefereeServicer):
     """Serves many matches: Play streams for bots, Watch for spectators, organiser calls."""
 
-    def __init__(
-        self,
-        organiser_token: str,
-        defaults: ClockSettings | None = None,
-        *,
-        now: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
-        on_record: RecordHook | None = None,
-        replay_dir: Path | None = None,
-        forget_finished_after_s: float | None = None,
-        keep_records: bool = False,
-        sign: Signer | None = None,
-        hello_timeout_s: float = HELLO_TIMEOUT_S,
-    ) -> None:
-        self.referee = Referee(
-            organiser_token,
-            defaults,
-            now=now,
-            wall=wall,
-            on_record=on_record,
-            replay_dir=replay_dir,
-            forget_finished_after_s=forget_finished_after_s,
-            keep_records=keep_records,
-            sign=sign,
-        )
-        self.defaults = self.referee.defaults
-        self.replay_dir = replay_dir
+    def __init__(self, referee: Referee, *, hello_timeout_s: float = HELLO_TIMEOUT_S) -> None:
+        self.referee = referee  # the matches: the servicer only turns the wire into its calls
+        self.defaults = referee.defaults
         self.traffic = Traffic()
         self._log = get_logger()
         self.hello_timeout_s = hello_timeout_s
-        # On the service's clock, so that a test can drive it.
-        self.hello_throttle = HelloThrottle(now, self._log)
+        # On the referee's clock, so that a test can drive it.
+        self.hello_throttle = HelloThrottle(referee.now, self._log)
 
     # ---------------------------------------------------------------------------- Python API
     # What the wire's organiser calls take, as Python: the Referee (referee.server.front) is the

@@ -42,8 +42,8 @@ from referee.replay.redact import redact
 from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.verify import verify
 from referee.rules import OFFICIAL, new_game
+from referee.server.front import Referee
 from referee.server.seeds import SealError, seal, unseal
-from referee.server.service import RefereeService
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played, play_recorded_match
 from tests.server.support import CARD, ORGANISER, ORGANISER_METADATA, join, random_policy, referee, run
@@ -436,8 +436,8 @@ def test_the_redact_command_names_its_output_and_refuses_what_has_no_chain(
 
 def test_a_match_from_a_given_position_has_no_view(tmp_path: Path) -> None:
     async def create() -> None:
-        service = RefereeService(ORGANISER, replay_dir=tmp_path)
-        table, _ = service.create_match(initial_state=new_game(OFFICIAL, 5)[0], match_id="from-position")
+        front = Referee(ORGANISER, replay_dir=tmp_path)
+        table = front.create(initial_state=new_game(OFFICIAL, 5)[0], match_id="from-position").table
         await table.stop("test over")
 
     asyncio.run(create())

@@ -18,8 +18,7 @@ from structlog.testing import capture_logs
 from referee.match.moves import rerun
 from referee.match.records import ResumeRecord
 from referee.replay import read_replay
-from referee.server.front import MatchExistsError
-from referee.server.service import RefereeService
+from referee.server.front import MatchExistsError, Referee
 from referee.server.tokens import WeakTokenError, new_organiser_token
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played
@@ -29,9 +28,9 @@ from tests.server.support import ORGANISER, Bot, referee, run
 def test_seat_tokens_survive_a_restart_with_the_same_replay_folder_and_hide_the_organiser_token(
     tmp_path: Path,
 ) -> None:
-    first = RefereeService(ORGANISER, replay_dir=tmp_path)
-    again = RefereeService(ORGANISER + "-rotated", replay_dir=tmp_path)  # the secret is the folder's
-    elsewhere = RefereeService(ORGANISER, replay_dir=tmp_path / "other")
+    first = Referee(ORGANISER, replay_dir=tmp_path)
+    again = Referee(ORGANISER + "-rotated", replay_dir=tmp_path)  # the secret is the folder's
+    elsewhere = Referee(ORGANISER, replay_dir=tmp_path / "other")
     tokens = [first.seat_token("m1", seat) for seat in range(4)]
     assert tokens == [again.seat_token("m1", seat) for seat in range(4)]
     assert len(set(tokens)) == 4 and len(tokens[0]) >= 32
@@ -47,8 +46,8 @@ def test_seat_tokens_survive_a_restart_with_the_same_replay_folder_and_hide_the_
 def test_a_weak_organiser_token_is_refused_with_how_to_make_one() -> None:
     for weak in ("x", "sunshine1", "a" * 64, "0123456789abcdef0123456789abcde"):  # the last: 124 bits
         with pytest.raises(WeakTokenError, match=r"secrets\.token_urlsafe"):
-            RefereeService(weak)
-    RefereeService(new_organiser_token())
+            Referee(weak)
+    Referee(new_organiser_token())
 
 
 def test_a_replay_folder_of_an_earlier_release_keeps_its_bots_tokens(played: Played, tmp_path: Path) -> None:
@@ -56,7 +55,7 @@ def test_a_replay_folder_of_an_earlier_release_keeps_its_bots_tokens(played: Pla
     # still open with the tokens derived from the organiser token, which their bots hold.
     lines = played.path.read_bytes().splitlines(keepends=True)
     (tmp_path / "half.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
-    service = RefereeService(ORGANISER, replay_dir=tmp_path)
+    service = Referee(ORGANISER, replay_dir=tmp_path)
     match_id = read_replay(played.path).match_id
     message = f"tichu-seat/{match_id}/0".encode()
     derived = base64.urlsafe_b64encode(
@@ -64,7 +63,7 @@ def test_a_replay_folder_of_an_earlier_release_keeps_its_bots_tokens(played: Pla
     ).decode()
     assert {derived, "_" + derived[1:]} & set(service.seat_tokens(match_id, 0, legacy=True))
     # Once the folder has a secret, a new referee honours no derived form.
-    later = RefereeService(ORGANISER, replay_dir=tmp_path)
+    later = Referee(ORGANISER, replay_dir=tmp_path)
     assert later.seat_tokens(match_id, 0, legacy=True) == service.seat_tokens(match_id, 0)
 
 

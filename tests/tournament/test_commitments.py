@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.replay.signing import write_key_pair
-from referee.server.service import RefereeService
+from referee.server.front import Referee
 from referee.tournament.commitments import commitment, game_salts, write_commitments
 from referee.tournament.config import parse_config
 from referee.tournament.runner import Tournament, TournamentError
@@ -88,10 +88,10 @@ def test_the_published_commitment_is_the_one_the_referee_writes(tmp_path: Path) 
     assert [row[0] for row in rows[1:]] == [g.game_id for g in schedule]
 
     async def create() -> list[str]:
-        service = RefereeService("organiser-token-for-tests")
+        front = Referee("organiser-token-for-tests")
         made = []
         for game in schedule:
-            table, _ = service.create_match(seed=game.seed, match_id=game.game_id, salt=salts[game.game_id])
+            table = front.create(seed=game.seed, match_id=game.game_id, salt=salts[game.game_id]).table
             made.append(table.match.header.seed_commitment)
             await table.stop("test over")
         return made
@@ -106,7 +106,7 @@ def test_the_published_commitment_is_the_one_the_referee_writes(tmp_path: Path) 
 @pytest.mark.parametrize("salt", ["ab" * 31, "AB" * 32, "zz" * 32, "ab" * 33])
 def test_a_malformed_salt_is_refused(salt: str) -> None:
     async def create() -> None:
-        RefereeService("organiser-token-for-tests").create_match(seed="1", salt=salt)
+        Referee("organiser-token-for-tests").create(seed="1", salt=salt)
 
     with pytest.raises(ValueError, match="a salt is 32 bytes in hex"):
         asyncio.run(create())
