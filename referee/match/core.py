@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from referee.match import verdicts
 from referee.match.clock import iso_time, ms
 from referee.match.messages import (
     Accepted,
@@ -63,6 +62,7 @@ from referee.match.messages import (
     Write,
 )
 from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window, sole_action
+from referee.match.outcome import Outcome, round_scores
 from referee.match.proof import Chain, SeedSecret, Signer, new_header
 from referee.match.records import (
     PROTOCOL_VERSION,
@@ -267,7 +267,7 @@ class Match:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.
                 self._note("error", "match_failed", input=type(item).__name__, error=repr(error))
                 if not self._is_over():
-                    self._finish(now, winner=-1, forfeiting_team=-1, reason=f"referee error: {error!r}")
+                    self._finish(now, Outcome.referee_error(error))
                 self._due_at = self._next_due_at()
         out, self._out = self._out, []
         return out
@@ -435,14 +435,14 @@ class Match:
         no winner)."""
         absent = [slot.seat for slot in self._seats if slot.stream is None]
         self._note("warning", "start_timed_out", absent=absent, start_timeout_ms=self.clock.start_timeout_ms)
-        self._finish(now, *verdicts.no_show(absent, self.clock.start_timeout_ms), absent=absent)
+        self._finish(now, Outcome.no_show(absent, self.clock.start_timeout_ms), absent=absent)
 
     def _withdrawn(self, slot: SeatState, why: str, now: float) -> None:
         if slot.stream is not None or slot.abandoned:
             return  # it is here after all (a new process connected), or already given up
         self._note("warning", "seat_withdrawn", seat=slot.seat, reason=why)
         if self.status == "waiting":
-            self._finish(now, *verdicts.withdrawn(slot.seat, why), absent=[slot.seat])
+            self._finish(now, Outcome.withdrawn(slot.seat, why), absent=[slot.seat])
         elif slot.away_since is not None:
             self._grace_expired(slot, now)
 
@@ -495,7 +495,7 @@ class Match:
         self._write(record)
         limit = self.clock.max_violations
         if limit and count > limit:
-            self._finish(now, *verdicts.out_of_time(seat, count, limit))
+            self._finish(now, Outcome.out_of_time(seat, count, limit))
         return record
 
     # ---------------------------------------------------------------------------- seats
@@ -873,33 +873,47 @@ class Match:
 
     def _check_over(self, now: float) -> None:
         if self.status == "running" and self.state.is_over:
-            self._finish(now, *verdicts.played_out(self.state.winner, self.state.scores))
+            self._finish(now, Outcome.played_out(self.state.winner, self.state.scores))
 
-    def _finish(
-        self, now: float, winner: int, forfeiting_team: int, reason: str, absent: Sequence[int] = ()
-    ) -> None:
+    def _finish(self, now: float, outcome: Outcome, absent: Sequence[int] = ()) -> None:
         for request in list(self._requests.open.values()):
             self._cancel(request, "the match is over")
         self.status = "finished"
         summary = self.summary()
         state = self.state
         scores = (state.scores[0], state.scores[1])
-        rounds, hands = state.round + 1, len(state.history)
-        forfeit = forfeiting_team >= 0
         self._note(
-            "info", "match_finished", winner=winner, scores=list(scores), forfeit=forfeit, reason=reason
+            "info",
+            "match_finished",
+            winner=outcome.winner,
+            scores=list(scores),
+            forfeit=outcome.forfeit,
+            termination=outcome.termination.value,
+            reason=outcome.reason,
         )
-        finished_at, t_ms = self._iso(now), self._rel_ms(now)
-        record = ResultRecord(
-            winner, scores, forfeiting_team, reason, finished_at, rounds, summary, tuple(absent), t_ms
+        record = ResultRecord.of(
+            outcome,
+            scores=scores,
+            finished_at=self._iso(now),
+            rounds=state.round + 1,
+            summary=summary,
+            absent=tuple(absent),
+            t_ms=self._rel_ms(now),
         )
         lines, signature = self._chain.close(record, self.secret, self._sign)
         for line, h in lines:
             self.tally.add(line)
             self._out.append(Write(line, h))
-        head = self._chain.head or "" if self._chain.chained else ""
-        counts = (rounds, hands, self.state_version, summary)
-        result = MatchResult(self.match_id, winner, scores, forfeiting_team, reason, *counts, head, signature)
+        result = MatchResult(
+            match_id=self.match_id,
+            outcome=outcome,
+            scores=scores,
+            round_scores=round_scores(state.history, scores),
+            state_version=self.state_version,
+            summary=summary,
+            chain_head=self._chain.head or "" if self._chain.chained else "",
+            signature=signature,
+        )
         self.result = result
         for slot in self._seats:
             if slot.stream is not None:

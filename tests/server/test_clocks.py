@@ -18,6 +18,7 @@ import grpc
 from structlog.testing import capture_logs
 
 from referee.match.moves import rerun
+from referee.match.outcome import Termination
 from referee.match.records import Connected, Disconnected, Header, Record, ViolationRecord
 from referee.replay import read_replay
 from referee.rules import DecisionKind
@@ -239,14 +240,15 @@ def test_a_match_whose_seats_do_not_all_come_ends_at_the_start_timeout(tmp_path:
                 await bot.until(lambda m: m.WhichOneof("kind") == "result", timeout_s=30)
             for match_id, winner, forfeiting, absent in (
                 (present.match_id, 0, 1, (1, 3)),
-                (empty.match_id, -1, -1, (0, 1, 2, 3)),
+                (empty.match_id, None, None, (0, 1, 2, 3)),
             ):
                 table = ref.table(match_id)
                 async with asyncio.timeout(30):
                     await table.finished.wait()
                 assert table.result is not None
                 assert (table.result.winner, table.result.forfeiting_team) == (winner, forfeiting)
-                assert table.result.forfeit == (forfeiting >= 0)
+                assert table.result.forfeit == (forfeiting is not None)
+                assert table.result.outcome.termination is Termination.NO_SHOW
                 assert table.state_version == 0  # no card was dealt to a decision
                 replay = read_replay(tmp_path / f"{match_id}.jsonl")
                 assert replay.result is not None and replay.result.absent == absent
