@@ -39,7 +39,7 @@ from referee.rules import (
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX
 from referee.rules.combos import has_bomb
-from referee.rules.legal import _kind_owed
+from referee.rules.legal import kind_owed
 from referee.rules.state import opponents_of, partners_of, team_of
 
 __all__ = [
@@ -205,7 +205,7 @@ def decision_kind(obs: Observation) -> DecisionKind | None:
     if obs.seat not in obs.to_act:
         return None
     # The engine's own derivation (referee.rules.owed), from what the observation holds.
-    return _kind_owed(obs.phase, obs.gift_pending is not None, obs.window_open)
+    return kind_owed(obs.phase, obs.gift_pending is not None, obs.window_open)
 
 
 def _listed(action: Action, legal: Sequence[Action]) -> Action | None:

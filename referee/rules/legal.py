@@ -130,7 +130,7 @@ class DecisionKind(StrEnum):
     DRAGON_GIFT = "dragon_gift"  # R-DRG-2: who receives the Dragon trick
 
 
-# The phases whose every decision is of one kind; the others are decided by _kind_owed.
+# The phases whose every decision is of one kind; the others are decided by kind_owed.
 _PHASE_KINDS = {
     _GRAND_TICHU: DecisionKind.GRAND_TICHU,
     _TICHU_STEP: DecisionKind.TICHU_STEP,
@@ -138,7 +138,7 @@ _PHASE_KINDS = {
 }
 
 
-def _kind_owed(phase: Phase, gift_pending: bool, window_open: bool) -> DecisionKind | None:
+def kind_owed(phase: Phase, gift_pending: bool, window_open: bool) -> DecisionKind | None:
     """The kind of the decision a seat owes, for a seat that owes one: the only derivation.
 
     It reads only what a seat's Observation also holds, so the referee (owed) and a bot's view
@@ -158,7 +158,7 @@ def owed(state: State, seat: int) -> DecisionKind | None:
     """The decision `seat` owes now (see to_act), or None if it owes none."""
     if seat not in to_act(state):
         return None
-    return _kind_owed(state.phase, state.gift >= 0, bool(state.window))
+    return kind_owed(state.phase, state.gift >= 0, bool(state.window))
 
 
 def can_call_tichu(state: State, seat: int) -> bool:
@@ -634,6 +634,7 @@ __all__ = [
     "exchange_recipients",
     "legal_actions",
     "legal_decisions",
+    "kind_owed",
     "next_active",
     "opponents",
     "owed",

@@ -36,7 +36,7 @@ from referee.match.records import (
     RejectionRecord,
     ViolationRecord,
 )
-from referee.match.seats import BURST, RATE_PER_S, STRIKE_DECAY_PER_S, TokenBucket
+from referee.match.links import BURST, RATE_PER_S, STRIKE_DECAY_PER_S, TokenBucket
 from referee.rules import DecisionKind, GrandTichu
 from tests.match.support import (
     CLOCK,
