@@ -7,10 +7,10 @@ write, lines to log, the end). Time is an argument: `now` is a monotonic clock i
 
 A match has two halves. Its links (links.py) keep the seats linked to their players: streams
 connecting and ending, greetings, heartbeats, the flood limiter, the reconnect grace and the start
-timeout. This module decides: who is asked what and when (requests, their clocks and the bomb
-windows), what an answer does (checked by `referee.rules`, committed, published), what happens
-when nobody answers (defaults, violations, forfeits) and how the match ends. Both write through
-one Outbox and offer their deadlines to one Agenda.
+timeout. This module decides: who is asked what and when (requests and their clocks), what a move
+does (committed, published to those who may see it), how the match ends and what it shows; its
+rulings (rulings.py) judge what the seats send and what their silence means. All of them write
+through one Outbox and offer their deadlines to one Agenda.
 
 Inputs are taken one at a time, in the order given, each after the deadlines that passed before
 it arrived: two racing messages are resolved here, the same way every time.
@@ -30,26 +30,19 @@ from referee.match.links import Links, SeatPhase, SeatState
 from referee.match.messages import (
     Cancelled,
     Connect,
-    Decision,
     Delivered,
     Disconnect,
     Drop,
     End,
     EventMessage,
     Finished,
-    Hello,
     Input,
     LogEntry,
     MatchResult,
     Message,
-    OutOfTurn,
     Output,
-    Ping,
-    Pong,
     Received,
     Refused,
-    Rejection,
-    RejectionReason,
     SeatInfo,
     Snapshot,
     Stop,
@@ -57,51 +50,40 @@ from referee.match.messages import (
     Withdraw,
     Write,
 )
-from referee.match.moves import Rerun, apply_move, initial_state, rerun, resolve_window, sole_action
+from referee.match.moves import Rerun, apply_move, initial_state, rerun, sole_action
 from referee.match.outbox import Outbox
 from referee.match.outcome import Outcome, round_scores
 from referee.match.proof import Chain, SeedSecret, Signer, new_header
 from referee.match.records import (
     PROTOCOL_VERSION,
-    CallRecord,
     DecisionRecord,
     EventRecord,
     Header,
     Record,
-    RejectionRecord,
     ResultRecord,
     ResumeRecord,
     SeatStart,
-    SeatSummary,
     Start,
-    ViolationRecord,
-    WindowRecord,
 )
 from referee.match.requests import (
-    DECLINE,
     PASS,
     SIMULTANEOUS,
     OpenRequest,
-    Refusal,
     Requests,
     RequestState,
-    check_answer,
     describe_change,
 )
+from referee.match.rulings import Rulings
+from referee.match.summary import SeatSummary
 from referee.match.tally import Tally
 from referee.rules import (
     Action,
     CallTichu,
     DecisionKind,
-    Decline,
     Event,
-    IllegalActionError,
     Pass,
     Phase,
-    RulesError,
     State,
-    apply,
-    default_action,
     observe,
     owed,
     team_of,
@@ -180,6 +162,7 @@ class Match:
         self._seats = self._links.seats
         self._requests = Requests(self.clock, state)
         self._changes = self._requests.changes  # and the version each seat is told
+        self._rulings = Rulings(self, self.clock, self._requests, self._outbox, self._links)
         # Every event, and the public ones: a watcher's seq is the position in its log.
         self.public_log: list[LogEntry] = []
         self.full_log: list[LogEntry] = []
@@ -273,14 +256,14 @@ class Match:
             stream = self._links.stream_of(item.stream)
             if stream is not None and self._requests.delivered(stream.seat, item.request_id, now):
                 self._due_at = self._next_due_at()
-        elif self._is_over():
+        elif self.over:
             if isinstance(item, Connect):
                 self._late_connection(item)
         else:
             try:
                 if self._due_at < now:
                     self._fire_due(now, strictly_before=True)
-                if not self._is_over():
+                if not self.over:
                     self._dispatch(item, now)
                 elif isinstance(item, Connect):
                     self._late_connection(item)  # a deadline before it ended the match
@@ -289,7 +272,7 @@ class Match:
             except Exception as error:
                 # A bug here must not leave the bots waiting for ever: end the match, loudly.
                 self._outbox.note("error", "match_failed", input=type(item).__name__, error=repr(error))
-                if not self._is_over():
+                if not self.over:
                     self._finish(now, Outcome.referee_error(error))
                 self._due_at = self._next_due_at()
         return self._outbox.drain()
@@ -314,8 +297,10 @@ class Match:
             links.withdraw(item.seat, item.reason, now)
         # A Tick brings only the time.
 
-    def _is_over(self) -> bool:
-        # A method, not a test of the attribute: the handlers that end the match change it.
+    @property
+    def over(self) -> bool:
+        """Whether the match has ended (a property, not a test of the attribute: the handlers
+        that end the match change it under a caller's feet)."""
         return self.status is MatchStatus.FINISHED
 
     def _move(self, status: MatchStatus) -> None:
@@ -350,7 +335,7 @@ class Match:
         if full:
             return self.full_log, len(self.full_log)
         log = self.public_log
-        if self._is_over():
+        if self.over:
             return log, len(log)
         return log, max(0, len(log) - self.header.watch_delay_events)
 
@@ -402,8 +387,12 @@ class Match:
         self._sync_requests(False, now)
         self._check_over(now)
 
-    def end(self, now: float, outcome: Outcome, absent: Sequence[int]) -> None:
-        """End the match with `outcome` (the links' no-show and withdrawal)."""
+    def message(self, seat: int, message: Message, now: float) -> None:
+        """A message from `seat` that its link let through: the rulings' to judge."""
+        self._rulings.message(seat, message, now)
+
+    def end(self, now: float, outcome: Outcome, absent: Sequence[int] = ()) -> None:
+        """End the match with `outcome`."""
         self._finish(now, outcome, absent)
 
     def _late_connection(self, item: Connect) -> None:
@@ -424,20 +413,20 @@ class Match:
         if self.status is MatchStatus.RUNNING:
             for request in self._requests.open.values():
                 if request.kind is not DecisionKind.BOMB_WINDOW:
-                    agenda.offer(request.expires_at, self._timed_out, request)
+                    agenda.offer(request.expires_at, self._rulings.timed_out, request)
             end = self._requests.window_end
             if end is not None:
-                agenda.offer(end, self._window_expired, None)
+                agenda.offer(end, self._rulings.window_expired, None)
         self._links.offer(agenda)
         return agenda
 
     def _next_due_at(self) -> float:
-        return math.inf if self._is_over() else self._agenda().at
+        return math.inf if self.over else self._agenda().at
 
     def _fire_due(self, limit: float, strictly_before: bool = False) -> float:
         """Act on the deadlines up to `limit` (or only those before it) in time order; the next
         deadline after them (math.inf if none), as `_next_due_at` would find it."""
-        while not self._is_over():
+        while not self.over:
             due = self._agenda()
             if due.handler is None:
                 return math.inf
@@ -447,248 +436,9 @@ class Match:
             due.handler(due.target, limit)
         return math.inf
 
-    def _timed_out(self, request: OpenRequest, now: float) -> None:
-        """A regular decision's time is up: the engine's default (R-DEF-1) and a violation."""
-        seat = request.seat
-        self._requests.close(request, RequestState.TIMED_OUT)
-        self._seats[seat].bank_s = 0.0
-        action = default_action(self.state, seat)
-        record = self._violation(request, action, now)
-        if self._is_over():
-            return  # one timeout too many: the team forfeits, and the default is not taken
-        state, events = apply_move(self.state, record)
-        what = f"{describe_change(seat, action, self.state)} (a default after a timeout)"
-        self._commit(state, events, what, action, now)
-
-    def _window_expired(self, _: object, now: float) -> None:
-        """The bomb window's time is up: the silent seats decline (R-DEF-1); then it resolves."""
-        for seat in self.state.window:
-            request = self._requests.open.get(seat)
-            if request is None or request.kind is not DecisionKind.BOMB_WINDOW:
-                continue
-            self._requests.close(request, RequestState.TIMED_OUT)
-            self._requests.window_answers[seat] = DECLINE
-            self._violation(request, DECLINE, now)
-            if self._is_over():
-                return
-        self._resolve_window(now)
-
-    def _violation(self, request: OpenRequest, action: Action, now: float) -> ViolationRecord:
-        """Record a timeout; the default `action` is then taken (a window's decline: held)."""
-        seat = request.seat
-        count = self.tally.seats[seat].timeouts + 1
-        self._outbox.note(
-            "warning",
-            "decision_timed_out",
-            seat=seat,
-            request_id=request.request_id,
-            kind=request.kind.value,
-            default=str(action),
-            violations=count,
-        )
-        record = ViolationRecord(
-            seat=seat,
-            request_id=request.request_id,
-            decision=request.kind,
-            version=self.state_version,
-            sent_ms=self._outbox.rel_ms(request.sent_at),
-            default=action,
-            count=count,
-            t_ms=self._outbox.rel_ms(now),
-        )
-        self._outbox.write(record)
-        limit = self.clock.max_violations
-        if limit and count > limit:
-            self._finish(now, Outcome.out_of_time(seat, count, limit))
-        return record
-
-    # ---------------------------------------------------------------------------- messages
-
-    def message(self, seat: int, message: Message, now: float) -> None:
-        """A message from `seat` that its link let through."""
-        slot = self._seats[seat]
-        if isinstance(message, Ping):
-            self._links.send(slot, Pong(message.nonce))
-        elif isinstance(message, Pong):
-            pass
-        elif isinstance(message, Hello):
-            self._refuse(
-                seat,
-                Refusal(RejectionReason.OUT_OF_ORDER, "a Hello is only the first message of a stream"),
-                now,
-            )
-        elif self.status is not MatchStatus.RUNNING:
-            waiting = "the game has not started: waiting for every seat"
-            self._refuse(seat, Refusal(RejectionReason.OUT_OF_ORDER, waiting), now)
-        elif isinstance(message, Decision):
-            checked = self._requests.check_decision(seat, message)
-            if isinstance(checked, Refusal):
-                self._refuse(seat, checked, now)
-            else:
-                self._answer(seat, *checked, now)
-        elif isinstance(message, OutOfTurn):
-            self._out_of_turn(seat, message, now)
-
-    def _refuse(self, seat: int, refusal: Refusal, now: float) -> None:
-        reason, message, rule, request_id = refusal.reason, refusal.message, refusal.rule, refusal.request_id
-        self._outbox.note(
-            "info",
-            "decision_rejected",
-            seat=seat,
-            reason=reason.value,
-            rule=rule or None,
-            detail=message,
-            request_id=request_id,
-        )
-        record = RejectionRecord(
-            seat=seat,
-            reason=reason.value,
-            rule=rule,
-            message=message,
-            request_id=request_id,
-            t_ms=self._outbox.rel_ms(now),
-        )
-        self._outbox.write(record)
-        rejection = Rejection(reason, rule, message, request_id, self._changes.seats[seat])
-        self._links.send(self._seats[seat], rejection)
-
-    def _refuse_error(self, seat: int, error: RulesError, now: float, request_id: int = 0) -> None:
-        reason = RejectionReason.ILLEGAL if isinstance(error, IllegalActionError) else RejectionReason.INVALID
-        self._refuse(seat, Refusal(reason, error.detail, error.rule or "", request_id), now)
-
-    def _answer(self, seat: int, request: OpenRequest, action: Action, now: float) -> None:
-        """An answer to the seat's open request: check it with the engine, then apply or hold it."""
-        rid = request.request_id
-        if request.kind is DecisionKind.BOMB_WINDOW:
-            # A decline from a seat that owes the window is always legal (its request lists it first);
-            # a bomb, its Tichu flag included (R-CALL-7), is checked on a copy that is dropped.
-            if not isinstance(action, Decline):
-                try:
-                    apply(self.state, seat, action)
-                except RulesError as error:
-                    self._refuse_error(seat, error, now, rid)
-                    return
-            self._outbox.note("debug", "decision_accepted", seat=seat, request_id=rid, action=str(action))
-            self._requests.hold(request, action, now)
-            window = self.state.window
-            answered = self._requests.window_answers
-            if not self.clock.fixed_length_windows and all(s in answered for s in window):
-                self._resolve_window(now)
-            return
-        slot = self._seats[seat]
-        used = max(0.0, now - request.sent_at)
-        # The grace absorbs network lag: only time beyond the limit and the grace costs bank.
-        over = max(0.0, used - self.clock.grace_s - request.limit_s)
-        bank_s = max(0.0, slot.bank_s - over)
-        t_ms = self._outbox.rel_ms(now)
-        record = DecisionRecord(
-            seat=seat,
-            request_id=rid,
-            decision=request.kind,
-            version=self.state_version,
-            action=action,
-            sent_ms=self._outbox.rel_ms(request.sent_at),
-            received_ms=t_ms,
-            time_used_ms=round(used * 1000, 1),
-            bank_left_ms=ms(bank_s),
-            t_ms=t_ms,
-        )
-        try:
-            state, events = apply_move(self.state, record)
-        except RulesError as error:
-            self._refuse_error(seat, error, now, rid)
-            return
-        self._requests.close(request, RequestState.ANSWERED)
-        slot.bank_s = bank_s
-        self._outbox.note("debug", "decision_accepted", seat=seat, request_id=rid, action=str(action))
-        self._outbox.write(record)
-        self._commit(state, events, describe_change(seat, action, self.state), action, now)
-
-    def _resolve_window(self, now: float) -> None:
-        """Every window seat has answered (or the window ended): apply the answers together (R-BOMB-9)."""
-        if self.status is not MatchStatus.RUNNING or not self.state.window:
-            return
-        requests = self._requests
-        order = self.state.window
-        answers: dict[int, Action] = {s: requests.window_answers.get(s, DECLINE) for s in order}
-        try:
-            outcome = resolve_window(self.state, answers)
-        except RulesError as error:
-            # Each answer was checked when it came, and the engine allows for a call made since;
-            # should it fail all the same, decline instead.
-            shown = {s: str(a) for s, a in answers.items()}
-            self._outbox.note("error", "window_answers_invalid", answers=shown, error=str(error))
-            answers = dict.fromkeys(order, DECLINE)
-            outcome = resolve_window(self.state, answers)
-        opened_at = requests.window_opened_at
-        record = WindowRecord.of(
-            version=self.state_version,
-            order=order,
-            answers=answers,
-            opened_ms=None if opened_at is None else self._outbox.rel_ms(opened_at),
-            times_ms=requests.window_times,
-            call=outcome.call,
-            bomb=outcome.bomb,
-            t_ms=self._outbox.rel_ms(now),
-            referee_declined=requests.referee_declined,
-        )
-        self._outbox.write(record)
-        if record.discarded:
-            discarded = list(record.discarded)
-            self._outbox.note("info", "window_bombs_discarded", bomber=outcome.bomb, discarded=discarded)
-        what = "the bomb window closing" if outcome.bomb is None else f"a bomb by seat {outcome.bomb}"
-        self._commit(outcome.state, outcome.events, what, None, now)
-
-    def _out_of_turn(self, seat: int, message: OutOfTurn, now: float) -> None:
-        """A bomb or a Tichu call sent at any moment: accepted only while the rules allow it."""
-        checked = self._requests.check_out_of_turn(seat, message)
-        if isinstance(checked, Refusal):
-            self._refuse(seat, checked, now)
-            return
-        action = checked
-        if isinstance(action, CallTichu):
-            t_ms = self._outbox.rel_ms(now)
-            record = CallRecord(
-                seat=seat, version=self.state_version, received_ms=t_ms, action=action, t_ms=t_ms
-            )
-            try:
-                state, events = apply_move(self.state, record)
-            except RulesError as error:
-                self._refuse_error(seat, error, now)
-                return
-            self._outbox.note("info", "tichu_called", seat=seat)
-            self._outbox.write(record)
-            self._commit(state, events, describe_change(seat, action, self.state), action, now)
-            return
-        request = self._requests.open.get(seat)
-        if request is not None and request.kind in (DecisionKind.BOMB_WINDOW, DecisionKind.PLAY):
-            # In an open window the bomb is this seat's answer; on its own turn, its play.
-            answer = check_answer(request, action)
-            if isinstance(answer, Refusal):
-                self._refuse(seat, answer, now)
-            else:
-                self._answer(seat, request, answer, now)
-            return
-        if seat in self._requests.window_answers:
-            answered = Refusal(
-                RejectionReason.ILLEGAL, "you have already answered this bomb window", "R-BOMB-9"
-            )
-            self._refuse(seat, answered, now)
-            return
-        try:
-            apply(self.state, seat, action)
-        except RulesError as error:
-            self._refuse_error(seat, error, now)
-            return
-        # Unreachable while every seat that may act has a request; refuse rather than guess.
-        unasked = Refusal(RejectionReason.ILLEGAL, "no decision of yours is open now", "R-BOMB-9")
-        self._refuse(seat, unasked, now)
-
     # ---------------------------------------------------------------------------- changes
 
-    def _commit(
-        self, state: State, events: list[Event], what: str, action: Action | None, now: float
-    ) -> None:
+    def commit(self, state: State, events: list[Event], what: str, action: Action | None, now: float) -> None:
         """Make `state` current: a new version, the events out to those who may see them, requests."""
         old = self.state
         self.state = state
@@ -753,7 +503,7 @@ class Match:
                 self._links.send(slot, requests.issue(self.state, seat, kind, slot.bank_s, now))
         # Declined for every seat: nobody is waited for (a fixed-length window runs to its end).
         if requests.declined_for_all(self.state.window) and not self.clock.fixed_length_windows:
-            self._resolve_window(now)
+            self._rulings.resolve_window(now)
 
     def _pass_for(self, slot: SeatState, now: float) -> None:
         """Pass for a seat that asked for it (Hello.referee_passes) and could only pass: no
@@ -775,7 +525,7 @@ class Match:
         )
         state, events = apply_move(self.state, record)
         self._outbox.write(record)
-        self._commit(state, events, describe_change(slot.seat, PASS, self.state), PASS, now)
+        self.commit(state, events, describe_change(slot.seat, PASS, self.state), PASS, now)
 
     def _cancel(self, request: OpenRequest, reason: str) -> None:
         self._requests.close(request, RequestState.CANCELLED)
@@ -833,4 +583,4 @@ class Match:
         outbox.out.append(Finished(result))
 
 
-__all__ = ["LogEntry", "Match", "MatchStatus"]
+__all__ = ["Match", "MatchStatus"]

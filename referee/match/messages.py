@@ -14,7 +14,8 @@ from typing import Any
 
 from referee.match.clock import ClockSettings
 from referee.match.outcome import Outcome, RoundScore
-from referee.match.records import Line, SeatSummary
+from referee.match.records import Line
+from referee.match.summary import SeatSummary
 from referee.rules import Action, DecisionKind, Observation, RulesConfig, State
 
 

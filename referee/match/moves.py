@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from referee.match.digests import seed_commitment
 from referee.match.records import (
     CallRecord,
     DecisionRecord,
@@ -29,7 +30,6 @@ from referee.match.records import (
     Start,
     ViolationRecord,
     WindowRecord,
-    seed_commitment,
 )
 from referee.match.tally import Tally
 from referee.rules import (

@@ -1,5 +1,5 @@
 """The replay schema: one frozen dataclass per record kind, its JSON form, and the hash chain's
-fields (its primitives are in referee.match.digests, re-exported here).
+fields (its primitives are in referee.match.digests).
 
 A replay is a header and then records in order, one JSON object per line. The match core makes
 these values; the writer turns them into lines with `to_json`, and every reader (verify, show,
@@ -23,16 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from referee.match.clock import ClockSettings
-from referee.match.digests import (
-    DIGEST,
-    SALT_BYTES,
-    UNHASHED,
-    canonical_json,
-    digest_bytes,
-    head_message,
-    line_hash,
-    seed_commitment,
-)
+from referee.match.digests import DIGEST
 from referee.match.fields import (
     RecordError,
     read_action,
@@ -902,14 +893,11 @@ def is_move(record: Record) -> bool:
 
 
 __all__ = [
-    "DIGEST",
     "FORMAT",
     "FORMATS",
     "FORMAT_1",
     "PROTOCOL_VERSION",
     "RECORD_KINDS",
-    "SALT_BYTES",
-    "UNHASHED",
     "Abandoned",
     "CallRecord",
     "Connected",
@@ -920,7 +908,6 @@ __all__ = [
     "Line",
     "Move",
     "Record",
-    "RecordError",
     "RedactedRecord",
     "RejectionRecord",
     "ResultRecord",
@@ -928,16 +915,10 @@ __all__ = [
     "RevealRecord",
     "SeatName",
     "SeatStart",
-    "SeatSummary",
     "Start",
     "ViolationRecord",
     "WindowRecord",
-    "canonical_json",
-    "digest_bytes",
-    "head_message",
     "header_from_json",
     "is_move",
-    "line_hash",
     "record_from_json",
-    "seed_commitment",
 ]

@@ -13,10 +13,10 @@ from referee.match.records import (
     EventRecord,
     Record,
     RejectionRecord,
-    SeatSummary,
     ViolationRecord,
     WindowRecord,
 )
+from referee.match.summary import SeatSummary
 from referee.rules import DecisionKind
 from referee.rules.events import Called, DragonGiven, Event, Played, RoundEnded, RoundStarted, TrickWon
 

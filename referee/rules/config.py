@@ -9,7 +9,7 @@ from typing import Any
 from referee.rules.errors import InvalidActionError
 from referee.rules.values import field_values
 
-_CHOICES: dict[str, tuple[str, ...]] = {
+CHOICES: dict[str, tuple[str, ...]] = {
     "tie_at_target": ("play_on", "draw"),
     "gt_decision_mode": ("simultaneous", "sequential"),
     "tichu_call_exchange_mode": ("pre_step", "open", "after_exchange_only"),
@@ -63,7 +63,7 @@ class RulesConfig:
             raise InvalidActionError("the 3-player variant (§17) is not supported yet", "R-V3-1")
         if self.players not in (4, 6):
             raise InvalidActionError(f"players must be 4 or 6, not {self.players!r}", "R-SEAT-1")
-        for name, allowed in _CHOICES.items():
+        for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise InvalidActionError(
                     f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.match.clock import ClockSettings
+from referee.match.fields import RecordError
 from referee.match.messages import (
     BadAction,
     Cancelled,
@@ -33,7 +34,7 @@ from referee.match.messages import (
     Welcome,
 )
 from referee.match.outcome import Outcome, Termination, round_scores
-from referee.match.records import RecordError, SeatSummary
+from referee.match.summary import SeatSummary
 from referee.rules import (
     Action,
     CallTichu,

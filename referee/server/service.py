@@ -27,10 +27,11 @@ from google.protobuf.message import DecodeError, Message
 
 from referee.log import get_logger
 from referee.match import PROTOCOL_VERSION, ClockSettings, Match, MatchResult
+from referee.match.digests import SALT_BYTES
 from referee.match.messages import OutMessage, Request
 from referee.match.moves import ReplayMismatchError
 from referee.match.proof import SeedSecret, Signer, match_seed
-from referee.match.records import SALT_BYTES, Line
+from referee.match.records import Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.rules import RulesError, State
 from referee.server.codec import (

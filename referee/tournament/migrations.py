@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from referee.match.records import RecordError
+from referee.match.fields import RecordError
 from referee.match.summary import SeatSummary
 
 # Version 1, as the first release made it, byte for byte (the baseline every migration starts

@@ -33,7 +33,6 @@ from referee.tournament.migrations import SCHEMA_VERSION, migrate, stored_versio
 from referee.tournament.schedule import GameSpec
 
 __all__ = [
-    "SCHEMA_VERSION",
     "AttemptRow",
     "BuildRow",
     "EntrantBuild",

@@ -33,7 +33,7 @@ from referee.rules.actions import (
 )
 from referee.rules.cards import CARD_NAMES, RANK_BY_NAME
 from referee.rules.combos import ComboKind
-from referee.rules.config import _CHOICES, RulesConfig
+from referee.rules.config import CHOICES, RulesConfig
 from referee.rules.events import EVENT_TYPES, STRING_FIELD_VALUES
 from referee.rules.observation import Observation, TrickPlay
 from referee.rules.state import CALL_NAMES, Phase
@@ -116,8 +116,8 @@ def _config() -> Schema:
             properties[name] = {"enum": [4, 6]}  # R-SEAT-1 (§16 for six)
         elif name == "match_mode":
             properties[name] = {"type": "string", "pattern": "^(?:to_target|fixed_rounds:0*[1-9][0-9]*)$"}
-        elif name in _CHOICES:
-            properties[name] = {"enum": list(_CHOICES[name])}
+        elif name in CHOICES:
+            properties[name] = {"enum": list(CHOICES[name])}
         elif kind in ("int", "bool"):
             properties[name] = {"type": "integer" if kind == "int" else "boolean"}
         else:

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 from structlog.testing import capture_logs
 
+from clients.scripted import K, Policy, first_policy, random_policy
 from referee.match.moves import rerun
 from referee.match.outcome import Termination
 from referee.match.records import Connected, Disconnected, Header, Record, ViolationRecord
@@ -24,7 +25,7 @@ from referee.replay import read_replay
 from referee.rules import DecisionKind
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import CALM, Bot, K, Policy, first_policy, join, random_policy, referee, run
+from tests.server.support import CALM, Bot, join, referee, run
 
 # Answers that must arrive in time get limit + grace = 2 s; a silent seat times out every 2 s.
 PROMPT = dataclasses.replace(CALM, decision_ms=1_000, bank_ms=0, grace_ms=1_000, window_ms=1_000)

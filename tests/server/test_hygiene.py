@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import resource
 
+from clients.scripted import random_policy
 from referee.server.serve import raise_file_limit, server_options
-from tests.server.support import join, random_policy, referee, run
+from tests.server.support import join, referee, run
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # and empty SETTINGS
 HALF_OPEN = 200
