@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from referee.match.records import DecisionRecord, WindowRecord, head_message, line_hash  # noqa: E402
+from referee.match.digests import head_message, line_hash  # noqa: E402
+from referee.match.records import DecisionRecord, WindowRecord  # noqa: E402
 from referee.replay.format import parse_lines  # noqa: E402
 from referee.replay.redact import redacted_lines  # noqa: E402
 from referee.replay.signing import (  # noqa: E402

@@ -34,12 +34,12 @@ from referee.rules import (
     Phase,
     Play,
     classify,
-    kind_owed,
     mask_of,
 )
 from referee.rules.actions import make_exchange
 from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX
 from referee.rules.combos import has_bomb
+from referee.rules.legal import kind_owed
 from referee.rules.state import opponents_of, partners_of, team_of
 
 __all__ = [

@@ -164,10 +164,10 @@ def _report(result: MatchResult | None, elapsed_s: float, codes: list[int], out:
         print("The match did not finish.", file=out)
         return 1
     a, b = result.scores
-    winner = {0: "team A", 1: "team B"}.get(result.winner, "nobody (a draw)")
-    rounds = result.rounds
+    winner = "nobody (a draw)" if result.winner is None else f"team {'AB'[result.winner]}"
+    rounds = result.hands
     print(f"\nFinal score: A {a}, B {b}; {winner} wins after {rounds} rounds in {elapsed_s:.1f} s", file=out)
-    if result.forfeit:
+    if result.forfeiting_team is not None:
         print(f"Forfeit by team {'AB'[result.forfeiting_team]}: {visible(result.reason)}", file=out)
     for line in summary_table(result.summary):
         print(line, file=out)

@@ -3,8 +3,9 @@ referee.rules only; no asyncio, grpc, protobuf, files or clocks: time is an argu
 
 from referee.match.clock import ClockSettings
 from referee.match.core import Match
+from referee.match.fields import RecordError
 from referee.match.messages import LogEntry, MatchResult, RejectionReason
-from referee.match.records import FORMAT, PROTOCOL_VERSION, Header, Record, RecordError
+from referee.match.records import FORMAT, PROTOCOL_VERSION, Header, Record
 
 __all__ = [
     "FORMAT",

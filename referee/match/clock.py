@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,3 +80,20 @@ def iso_time(wall_s: float) -> str:
     """A calendar time (seconds since the epoch, which the caller gave) as UTC ISO 8601, in ms."""
     stamp = datetime.datetime.fromtimestamp(wall_s, datetime.UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Agenda:
+    """The next deadline of a match: each part offers its deadlines (the time, what to do then and
+    to what); the earliest stays, and of equal ones the first offered."""
+
+    __slots__ = ("at", "handler", "target")
+
+    def __init__(self) -> None:
+        self.at = math.inf
+        self.handler: Callable[[Any, float], None] | None = None
+        self.target: Any = None
+
+    def offer(self, at: float, handler: Callable[[Any, float], None], target: Any) -> None:
+        """A deadline at `at`: `handler(target, now)` is to be called then."""
+        if at < self.at:
+            self.at, self.handler, self.target = at, handler, target

@@ -13,7 +13,9 @@ from enum import StrEnum
 from typing import Any
 
 from referee.match.clock import ClockSettings
-from referee.match.records import Line, SeatSummary
+from referee.match.outcome import Outcome, RoundScore
+from referee.match.records import Line
+from referee.match.summary import SeatSummary
 from referee.rules import Action, DecisionKind, Observation, RulesConfig, State
 
 
@@ -267,24 +269,44 @@ class SeatStatus:
 
 @dataclass(frozen=True, slots=True)
 class MatchResult:
-    """The end of a match: winner (0 = team A, 1 = team B, -1 = none), scores, the per-seat summary."""
+    """The end of a match: how it ended, the scores, each scored round and the per-seat statistics.
+
+    One value from the core to the store: the wire's MatchResult (codec), the replay's result
+    record and the tournament's store are each made from it and read back into it."""
 
     match_id: str
-    winner: int
+    outcome: Outcome
     scores: tuple[int, int]
-    forfeiting_team: int  # -1 unless a team forfeited
-    reason: str
-    rounds: int  # rounds begun
-    hands: int  # rounds played to the end and scored
+    round_scores: tuple[RoundScore, ...]  # each round played to the end and scored
     state_version: int
     summary: tuple[SeatSummary, ...]
     chain_head: str = ""  # format 2: the replay's last h, which the signature signs
     signature: str = ""  # the referee's Ed25519 signature of it (hex), if it signs
 
     @property
+    def winner(self) -> int | None:
+        """The winning team (0 = A, 1 = B), or None (a draw, no contest, an error)."""
+        return self.outcome.winner
+
+    @property
+    def forfeiting_team(self) -> int | None:
+        """The team that forfeited, or None."""
+        return self.outcome.forfeiting_team
+
+    @property
     def forfeit(self) -> bool:
         """Whether a team forfeited."""
-        return self.forfeiting_team >= 0
+        return self.outcome.forfeit
+
+    @property
+    def reason(self) -> str:
+        """How it ended, in words."""
+        return self.outcome.reason
+
+    @property
+    def hands(self) -> int:
+        """The rounds played to the end and scored."""
+        return len(self.round_scores)
 
     def statistics(self) -> dict[str, Any]:
         """The per-seat statistics as plain data (the wire's summary_json)."""

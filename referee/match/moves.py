@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from referee.match.digests import seed_commitment
 from referee.match.records import (
     CallRecord,
     DecisionRecord,
@@ -29,7 +30,6 @@ from referee.match.records import (
     Start,
     ViolationRecord,
     WindowRecord,
-    seed_commitment,
 )
 from referee.match.tally import Tally
 from referee.rules import (
@@ -336,10 +336,9 @@ class _Checker:
         if not record.ends_unfinished_game:
             if not state.is_over:
                 raise ReplayMismatchError(line, "the result ends a game the engine says is not over")
-            winner = -1 if state.winner is None else state.winner
-            if record.winner != winner:
+            if record.winner != state.winner:
                 raise ReplayMismatchError(
-                    line, f"the result names winner {record.winner}, the engine {winner}"
+                    line, f"the result names winner {_team(record.winner)}, the engine {_team(state.winner)}"
                 )
         for stored, recounted in zip(record.summary, self.run.tally.summary(), strict=False):
             for key, value in recounted.counts().items():
@@ -349,6 +348,10 @@ class _Checker:
                         f"the summary says seat {stored.seat} {key} = {stored.counts()[key]!r}; "
                         f"the records count {value!r}",
                     )
+
+
+def _team(team: int | None) -> str:
+    return "none" if team is None else str(team)
 
 
 def rerun(

@@ -12,18 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from referee.match.clock import ClockSettings, iso_time
-from referee.match.records import (
-    FORMAT,
-    FORMAT_1,
-    Header,
-    Record,
-    ResultRecord,
-    RevealRecord,
-    SeatName,
-    head_message,
-    line_hash,
-    seed_commitment,
-)
+from referee.match.digests import head_message, line_hash, seed_commitment
+from referee.match.records import FORMAT, FORMAT_1, Header, Record, ResultRecord, RevealRecord, SeatName
 from referee.rules import RulesConfig, State
 
 # Signs the bytes head_message() makes of a chain's head; returns the signature.

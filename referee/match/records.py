@@ -1,5 +1,5 @@
 """The replay schema: one frozen dataclass per record kind, its JSON form, and the hash chain's
-fields (its primitives are in referee.match.digests, re-exported here).
+fields (its primitives are in referee.match.digests).
 
 A replay is a header and then records in order, one JSON object per line. The match core makes
 these values; the writer turns them into lines with `to_json`, and every reader (verify, show,
@@ -24,16 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from referee.match.clock import ClockSettings
-from referee.match.digests import (
-    DIGEST,
-    SALT_BYTES,
-    UNHASHED,
-    canonical_json,
-    digest_bytes,
-    head_message,
-    line_hash,
-    seed_commitment,
-)
+from referee.match.digests import DIGEST
 from referee.match.fields import (
     RecordError,
     read_action,
@@ -51,6 +42,7 @@ from referee.match.fields import (
     read_str,
     read_t_ms,
 )
+from referee.match.outcome import Outcome, Termination
 from referee.match.summary import SeatSummary
 from referee.rules import (
     Action,
@@ -718,12 +710,14 @@ class RedactedRecord:
 
 @dataclass(frozen=True, slots=True)
 class ResultRecord:
-    """The end: winner (0, 1, -1 for none), scores, a forfeit's team (-1 if none), the summary."""
+    """The end: how the match ended (its Outcome: termination, winner, forfeiting team, reason), the
+    scores, the rounds begun and the summary. In the JSON form "no winner" and "no forfeit" are -1;
+    `termination` is None only in a result written before terminations were recorded."""
 
     kind: ClassVar[str] = "result"
-    winner: int
+    winner: int | None
     scores: tuple[int, int]
-    forfeiting_team: int
+    forfeiting_team: int | None
     reason: str
     finished_at: str
     rounds: int
@@ -732,24 +726,64 @@ class ResultRecord:
     t_ms: float = 0.0
     # Format 2: the referee's Ed25519 signature (hex) of head_message(this line's h), if it signs.
     signature: str = ""
+    termination: Termination | None = None
+
+    @classmethod
+    def of(
+        cls,
+        outcome: Outcome,
+        *,
+        scores: tuple[int, int],
+        finished_at: str,
+        rounds: int,
+        summary: tuple[SeatSummary, ...],
+        absent: tuple[int, ...],
+        t_ms: float,
+    ) -> ResultRecord:
+        """The record of a match that ended with `outcome`."""
+        return cls(
+            winner=outcome.winner,
+            scores=scores,
+            forfeiting_team=outcome.forfeiting_team,
+            reason=outcome.reason,
+            finished_at=finished_at,
+            rounds=rounds,
+            summary=summary,
+            absent=absent,
+            t_ms=t_ms,
+            termination=outcome.termination,
+        )
+
+    @property
+    def outcome(self) -> Outcome:
+        """How the match ended (read back from its other fields in a result that has no termination)."""
+        if self.termination is None:
+            return Outcome.of_legacy(self.winner, self.forfeiting_team, self.reason, self.absent)
+        return Outcome(self.termination, self.winner, self.forfeiting_team, self.reason)
 
     @property
     def ends_unfinished_game(self) -> bool:
         """Whether this result ends a game that the rules had not ended (forfeit, no-show, error)."""
-        return self.forfeiting_team >= 0 or bool(self.absent) or self.reason.startswith("referee error")
+        return self.outcome.termination.ends_unfinished_game
 
     def to_json(self) -> Json:
         """The JSON form."""
         out: Json = {
             "kind": self.kind,
-            "winner": self.winner,
+            "winner": -1 if self.winner is None else self.winner,
             "scores": list(self.scores),
-            "forfeiting_team": self.forfeiting_team,
+            "forfeiting_team": -1 if self.forfeiting_team is None else self.forfeiting_team,
             "reason": self.reason,
-            "finished_at": self.finished_at,
-            "rounds": self.rounds,
-            "summary": [line.to_json() for line in self.summary],
         }
+        if self.termination is not None:
+            out["termination"] = self.termination.value
+        out.update(
+            {
+                "finished_at": self.finished_at,
+                "rounds": self.rounds,
+                "summary": [line.to_json() for line in self.summary],
+            }
+        )
         if self.absent:
             out["absent"] = list(self.absent)
         out["t_ms"] = self.t_ms
@@ -768,10 +802,17 @@ class ResultRecord:
             if not isinstance(line, dict):
                 raise RecordError("result record: each summary line is an object")
             summary.append(SeatSummary.from_json(line))
+        termination = data.get("termination")
+        if termination is not None and termination not in Termination.__members__.values():
+            raise RecordError(
+                f"result record: 'termination' {termination!r} is not one of {list(Termination)}"
+            )
+        winner = read_int(data, "winner")
+        forfeiting = int(data.get("forfeiting_team", -1))
         return cls(
-            read_int(data, "winner"),
+            None if winner < 0 else winner,
             (scores[0], scores[1]),
-            int(data.get("forfeiting_team", -1)),
+            None if forfeiting < 0 else forfeiting,
             str(data.get("reason", "")),
             str(data.get("finished_at", "")),
             int(data.get("rounds") or 0),
@@ -779,6 +820,7 @@ class ResultRecord:
             read_seats(data.get("absent") or [], "absent", "result"),
             read_t_ms(data),
             str(data.get("signature") or ""),
+            None if termination is None else Termination(termination),
         )
 
 
@@ -868,14 +910,11 @@ def is_move(record: Record) -> bool:
 
 
 __all__ = [
-    "DIGEST",
     "FORMAT",
     "FORMATS",
     "FORMAT_1",
     "PROTOCOL_VERSION",
     "RECORD_KINDS",
-    "SALT_BYTES",
-    "UNHASHED",
     "Abandoned",
     "CallRecord",
     "Connected",
@@ -886,7 +925,6 @@ __all__ = [
     "Line",
     "Move",
     "Record",
-    "RecordError",
     "RedactedRecord",
     "RejectionRecord",
     "ResultRecord",
@@ -894,16 +932,10 @@ __all__ = [
     "RevealRecord",
     "SeatName",
     "SeatStart",
-    "SeatSummary",
     "Start",
     "ViolationRecord",
     "WindowRecord",
-    "canonical_json",
-    "digest_bytes",
-    "head_message",
     "header_from_json",
     "is_move",
-    "line_hash",
     "record_from_json",
-    "seed_commitment",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from referee.match.clock import ClockSettings, ms
 from referee.match.messages import BadAction, Decision, OutOfTurn, RejectionReason, Request
@@ -56,9 +57,18 @@ class Refusal:
     request_id: int = 0
 
 
+class RequestState(StrEnum):
+    """Where a request is: open, or closed one of three ways (never reopened)."""
+
+    OPEN = "open"
+    ANSWERED = "answered"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+
+
 @dataclass(slots=True)
 class OpenRequest:
-    """An open decision request and its clock."""
+    """A decision request and its clock (open until `Requests.close`)."""
 
     request_id: int
     seat: int
@@ -69,6 +79,7 @@ class OpenRequest:
     bank_s: float  # the bank the seat had when the request was sent
     expires_at: float  # when the default is taken (limit + bank + grace); windows: the window's end
     message: Request
+    state: RequestState = RequestState.OPEN
 
 
 def describe_change(seat: int, action: Action, before: State) -> str:
@@ -149,7 +160,7 @@ class Requests:
         self.clock = clock
         self.changes = Changes(state)  # the versions each seat is told, and what changed them
         self.open: dict[int, OpenRequest] = {}  # by seat
-        self.closed: dict[int, tuple[int, str]] = {}  # id -> (seat, answered/timed_out/cancelled)
+        self.closed: dict[int, tuple[int, RequestState]] = {}  # id -> (seat, how it closed)
         self.next_id = 1
         self.window_answers: dict[int, Action] = {}  # held, applied together when complete
         self.window_times: dict[int, float] = {}  # each answer's think time, in ms, as they came
@@ -203,8 +214,12 @@ class Requests:
         answers = self.window_answers
         return bool(self.referee_declined) and bool(window) and all(seat in answers for seat in window)
 
-    def close(self, request: OpenRequest, how: str) -> None:
-        """The request is answered, timed out or cancelled."""
+    def close(self, request: OpenRequest, how: RequestState) -> None:
+        """The open request is answered, timed out or cancelled."""
+        assert request.state is RequestState.OPEN and how is not RequestState.OPEN, (
+            f"request {request.request_id}: {request.state} -> {how}"
+        )
+        request.state = how
         if self.open.get(request.seat) is request:
             del self.open[request.seat]
         self.closed[request.request_id] = (request.seat, how)
@@ -218,7 +233,7 @@ class Requests:
 
     def hold(self, request: OpenRequest, action: Action, now: float) -> None:
         """Keep a window answer (checked already) until the window resolves."""
-        self.close(request, "answered")
+        self.close(request, RequestState.ANSWERED)
         self.window_times[request.seat] = round(max(0.0, now - request.sent_at) * 1000, 1)
         self.window_answers[request.seat] = action
 
@@ -252,8 +267,8 @@ class Requests:
         rid = decision.request_id
         request = self.open.get(seat)
         if request is None or request.request_id != rid:
-            owner, how = self.closed.get(rid, (-1, ""))
-            if owner == seat and how == "timed_out":
+            owner, how = self.closed.get(rid, (-1, RequestState.OPEN))
+            if owner == seat and how is RequestState.TIMED_OUT:
                 return Refusal(
                     RejectionReason.LATE, f"request {rid} timed out; the default was taken", "", rid
                 )

@@ -13,10 +13,10 @@ from referee.match.records import (
     EventRecord,
     Record,
     RejectionRecord,
-    SeatSummary,
     ViolationRecord,
     WindowRecord,
 )
+from referee.match.summary import SeatSummary
 from referee.rules import DecisionKind
 from referee.rules.events import Called, DragonGiven, Event, Played, RoundEnded, RoundStarted, TrickWon
 
@@ -30,8 +30,9 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 @dataclass(slots=True)
-class SeatTally:
-    """One seat's counts."""
+class _Counts:
+    """One seat's running counts, as the records come: what its SeatSummary is made of (the one
+    per-seat statistics type; this is only the counter behind it)."""
 
     seat: int
     bot_name: str = ""
@@ -77,7 +78,7 @@ class Tally:
     """Counts what every seat did, record by record (decisions, think times, calls, points...)."""
 
     def __init__(self, players: int, bot_names: Sequence[str] = ()) -> None:
-        self.seats = [SeatTally(s, bot_names[s] if s < len(bot_names) else "") for s in range(players)]
+        self.seats = [_Counts(s, bot_names[s] if s < len(bot_names) else "") for s in range(players)]
         self._callers: dict[int, str] = {}  # this round's callers and their calls
 
     def add(self, record: Record) -> None:

@@ -12,17 +12,17 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.match.digests import line_hash
+from referee.match.fields import RecordError
 from referee.match.records import (
     FORMAT,
     Header,
     Record,
-    RecordError,
     RedactedRecord,
     ResultRecord,
     SeatStart,
     Start,
     header_from_json,
-    line_hash,
     record_from_json,
 )
 from referee.replay.archive import ArchiveError, member_lines, split_reference

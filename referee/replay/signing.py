@@ -17,8 +17,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from referee.match.digests import head_message
 from referee.match.proof import Signer
-from referee.match.records import head_message
 
 MAX_KEY_FILE_BYTES = 16_384  # a PEM Ed25519 key is about 120 bytes
 

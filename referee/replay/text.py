@@ -24,11 +24,11 @@ from referee.match.records import (
     RejectionRecord,
     ResultRecord,
     ResumeRecord,
-    SeatSummary,
     Start,
     ViolationRecord,
     WindowRecord,
 )
+from referee.match.summary import SeatSummary
 from referee.rules import Decline, Event, format_cards
 from referee.rules.cards import CARD_NAMES, rank_name
 from referee.rules.events import (

@@ -17,7 +17,6 @@ from referee.rules.cards import (
     MJ,
     NATURALS,
     PHX,
-    RANK_MASKS,
     SUIT_MASKS,
     parse_mask,
     rank_name,
@@ -622,7 +621,6 @@ def classify(cards: int | str, top: Combo | None = None) -> tuple[Combo, ...]:
 
 
 __all__ = [
-    "RANK_MASKS",
     "Combo",
     "ComboKind",
     "beats",

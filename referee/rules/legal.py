@@ -632,6 +632,7 @@ __all__ = [
     "LegalPlays",
     "can_call_tichu",
     "exchange_recipients",
+    "kind_owed",
     "legal_actions",
     "legal_decisions",
     "next_active",

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.match.clock import ClockSettings
+from referee.match.fields import RecordError
 from referee.match.messages import (
     BadAction,
     Cancelled,
@@ -32,6 +33,8 @@ from referee.match.messages import (
     Snapshot,
     Welcome,
 )
+from referee.match.outcome import Outcome, Termination, round_scores
+from referee.match.summary import SeatSummary
 from referee.rules import (
     Action,
     CallTichu,
@@ -71,6 +74,14 @@ KIND_TO_PROTO = {
     DecisionKind.DRAGON_GIFT: pb.DECISION_KIND_DRAGON_GIFT,
 }
 KIND_FROM_PROTO = {wire: kind for kind, wire in KIND_TO_PROTO.items()}
+TERMINATION_TO_PROTO = {
+    Termination.PLAYED_OUT: pb.TERMINATION_PLAYED_OUT,
+    Termination.NO_SHOW: pb.TERMINATION_NO_SHOW,
+    Termination.WITHDRAWN: pb.TERMINATION_WITHDRAWN,
+    Termination.OUT_OF_TIME: pb.TERMINATION_OUT_OF_TIME,
+    Termination.REFEREE_ERROR: pb.TERMINATION_REFEREE_ERROR,
+}
+TERMINATION_FROM_PROTO = {wire: termination for termination, wire in TERMINATION_TO_PROTO.items()}
 REASON_TO_PROTO = {
     RejectionReason.ILLEGAL: pb.REJECTION_REASON_ILLEGAL,
     RejectionReason.INVALID: pb.REJECTION_REASON_INVALID,
@@ -272,17 +283,57 @@ def seat_info_to_proto(seats: Sequence[SeatInfo]) -> list[pb.SeatInfo]:
 
 
 def result_to_proto(result: MatchResult) -> pb.MatchResult:
-    """The end of a match on the wire, the statistics as summary_json."""
+    """The end of a match on the wire, the statistics as summary_json ("no winner" and "no
+    forfeit" are -1 there)."""
+    outcome = result.outcome
     return pb.MatchResult(
         match_id=result.match_id,
-        winner=result.winner,
+        winner=-1 if outcome.winner is None else outcome.winner,
         scores=list(result.scores),
-        forfeit=result.forfeit,
-        forfeiting_team=result.forfeiting_team,
-        reason=result.reason,
+        forfeit=outcome.forfeit,
+        forfeiting_team=-1 if outcome.forfeiting_team is None else outcome.forfeiting_team,
+        reason=outcome.reason,
         summary_json=json.dumps(result.statistics(), separators=_COMPACT),
         chain_head=result.chain_head,
         signature=result.signature,
+        termination=TERMINATION_TO_PROTO[outcome.termination],
+        round_scores=[pb.RoundScore(points_a=r.points[0], points_b=r.points[1]) for r in result.round_scores],
+    )
+
+
+def result_from_proto(msg: pb.MatchResult) -> MatchResult:
+    """The MatchResult a wire result carries: the value the referee's match core made (an older
+    referee's, which sends no termination, has it read back from winner, forfeit and reason);
+    ValueError when its summary is not one."""
+    winner = msg.winner if msg.winner >= 0 else None
+    forfeiting = msg.forfeiting_team if msg.forfeit and msg.forfeiting_team >= 0 else None
+    termination = TERMINATION_FROM_PROTO.get(msg.termination)
+    if termination is None:
+        outcome = Outcome.of_legacy(winner, forfeiting, msg.reason, ())
+    else:
+        outcome = Outcome(termination, winner, forfeiting, msg.reason)
+    try:
+        statistics = json.loads(msg.summary_json) if msg.summary_json else {}
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the result's summary_json is not JSON: {error}") from None
+    if not isinstance(statistics, dict):
+        raise ValueError("the result's summary_json is not an object")
+    try:
+        seats = tuple(SeatSummary.from_json(line) for line in statistics.get("seats") or ())
+    except (RecordError, TypeError, AttributeError) as error:
+        raise ValueError(f"the result's summary_json has a malformed seat ({error})") from None
+    scores = (msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0)
+    points = [(r.points_a, r.points_b) for r in msg.round_scores]
+    version = statistics.get("state_version")
+    return MatchResult(
+        match_id=msg.match_id,
+        outcome=outcome,
+        scores=scores,
+        round_scores=round_scores(points, scores),
+        state_version=version if isinstance(version, int) else 0,
+        summary=seats,
+        chain_head=msg.chain_head,
+        signature=msg.signature,
     )
 
 
@@ -411,6 +462,7 @@ __all__ = [
     "message_from_proto",
     "message_to_proto",
     "request_to_proto",
+    "result_from_proto",
     "result_to_proto",
     "seat_info_to_proto",
     "unbundle",

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from referee.log import get_logger
 from referee.match import ClockSettings, Match, MatchResult
+from referee.match.digests import SALT_BYTES
 from referee.match.moves import ReplayMismatchError
 from referee.match.proof import SeedSecret, Signer, match_seed
-from referee.match.records import SALT_BYTES, Line
+from referee.match.records import Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.rules import OFFICIAL, RulesConfig, RulesError, State
 from referee.server.limits import check_match_fields, check_rules

@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from referee.match.digests import SALT_BYTES, canonical_json
 from referee.match.proof import SeedSecret
-from referee.match.records import SALT_BYTES, canonical_json
 
 NONCE_BYTES = 12
 _INFO = b"tichu-referee seed seal/1"

@@ -16,8 +16,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from referee.match.digests import SALT_BYTES
 from referee.match.proof import SeedSecret, match_seed
-from referee.match.records import SALT_BYTES
 from referee.tournament.schedule import GameSpec
 
 COMMITMENTS_FILE = "commitments.csv"

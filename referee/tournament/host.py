@@ -3,10 +3,11 @@
 The tournament's coordinator (runner.py) decides what is played and keeps the store; a host only
 plays. It runs an in-process referee (start_server) with the bot workers beside it, and for each
 game order creates the match, hands the seats to the workers (or to remote bots, through the
-coordinator), waits for the end and sends back a `GameOutcome`: the result, each round's score,
-each seat's statistics and early exits, the host's name and, for a host on another machine, the
-replay itself. One host runs inside the coordinator's process when the tournament is not on Ray;
-on Ray each host is an actor pinned to its node (cluster.py).
+coordinator), waits for the end and sends back a `GameOutcome`: the match core's MatchResult as it
+made it (its outcome, each round's score, each seat's statistics), the seats' early exits, the
+host's name and, for a host on another machine, the replay itself. One host runs inside the
+coordinator's process when the tournament is not on Ray; on Ray each host is an actor pinned to
+its node (cluster.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import asyncio
 import contextlib
 import hashlib
 import importlib.util
-import json
 import secrets
 import shutil
 import socket
@@ -27,10 +27,8 @@ from pathlib import Path
 from typing import Protocol
 
 from referee.match.messages import MatchResult
-from referee.match.records import EventRecord, Line
 from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
-from referee.rules.events import RoundScored
 from referee.sandbox import Sandbox, SandboxUnavailableError, check_available
 from referee.server.front import MatchExistsError
 from referee.server.serve import RunningServer, start_server
@@ -38,7 +36,6 @@ from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
 from referee.tournament.config import TournamentConfig
-from referee.tournament.store import GameResult
 
 # What a host must share with its coordinator to play the same games the same way: the
 # referee (rules, match, server, replay) and the sample bots and SDK that local entrants run.
@@ -82,9 +79,8 @@ class GameOutcome:
     host: str
     started_at: float  # wall time
     ended_at: float
-    result: GameResult | None  # None: the game did not finish (then `failure` says why)
+    result: MatchResult | None  # None: the game did not finish (then `failure` says why)
     failure: str = ""
-    rounds: tuple[tuple[int, tuple[int, int], tuple[int, int]], ...] = ()  # round, points, totals
     exit_reasons: dict[int, str] = field(default_factory=dict)  # seat -> why its bot ended early
     replay_text: str | None = None  # only from a host whose replays are not the coordinator's files
 
@@ -132,7 +128,6 @@ class GameHost:
         self.capacity = capacity  # games in flight at once (the coordinator keeps to it)
         self.running: RunningServer | None = None
         self.bots: dict[str, EntrantProcesses] = {}
-        self._rounds: dict[str, list[tuple[int, tuple[int, int], tuple[int, int]]]] = {}
         self._games: dict[str, tuple[GameOrder, Table, float]] = {}
         self._tables: dict[
             str, Table
@@ -170,7 +165,6 @@ class GameHost:
                 # loopback: they are on this machine, and need no certificate for its name.
                 plaintext_loopback=self.config.tls_cert is not None,
                 defaults=self.config.clock,
-                on_record=self._on_record,
                 replay_dir=self.replay_dir,
                 resume=False,
                 signing_key=self.config.signing_key,
@@ -321,7 +315,6 @@ class GameHost:
             return []
         self._games[order.match_id] = (order, table, started)
         self._tables[order.match_id] = table
-        self._rounds[order.match_id] = []
         remote: list[RemoteSeat] = []
         for seat, (player, seat_token) in enumerate(zip(order.players, tokens, strict=True)):
             processes = self.bots.get(player)
@@ -350,7 +343,7 @@ class GameHost:
         outcome = self._outcome(
             order,
             started,
-            None if result is None else _game_result(result),
+            result,
             failure or ("" if result is not None else "the game did not finish"),
             exits,
         )
@@ -363,7 +356,7 @@ class GameHost:
         self,
         order: GameOrder,
         started: float,
-        result: GameResult | None,
+        result: MatchResult | None,
         failure: str,
         exits: dict[int, str] | None = None,
     ) -> GameOutcome:
@@ -380,7 +373,6 @@ class GameHost:
             ended_at=time.time(),
             result=result,
             failure=failure,
-            rounds=tuple(self._rounds.pop(order.match_id, [])),
             exit_reasons={seat: why for seat, why in (exits or {}).items() if why},
             replay_text=replay_text,
         )
@@ -403,14 +395,6 @@ class GameHost:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(table.finished.wait(), 1.0)
         return ""
-
-    def _on_record(self, match_id: str, record: Line) -> None:
-        if isinstance(record, EventRecord) and isinstance(record.event, RoundScored):
-            rounds = self._rounds.get(match_id)
-            if rounds is not None:
-                event = record.event
-                points, totals = event.round_points, event.totals
-                rounds.append((event.round, (points[0], points[1]), (totals[0], totals[1])))
 
     async def stop(self) -> None:
         """End the bot processes, then the referee."""
@@ -436,19 +420,6 @@ def _log_tail(paths: Iterable[Path], lines: int = 3) -> str:
     text = [line.strip() for line in newest.read_text(encoding="utf-8", errors="replace").splitlines()]
     distinct = list(dict.fromkeys(line for line in text if line))  # a restarted bot says it again
     return " | ".join(distinct[-lines:])
-
-
-def _game_result(result: MatchResult) -> GameResult:
-    return GameResult(
-        score_even=result.scores[0],
-        score_odd=result.scores[1],
-        winner=result.winner,
-        forfeit=result.forfeit,
-        forfeiting_team=result.forfeiting_team,
-        reason=result.reason,
-        rounds=result.hands,
-        summary_json=json.dumps(result.statistics(), separators=(",", ":")),
-    )
 
 
 class HostLostError(Exception):

@@ -14,7 +14,8 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from referee.tournament.seat_stats import seat_stats_from_summary
+from referee.match.fields import RecordError
+from referee.match.summary import SeatSummary
 
 # Version 1, as the first release made it, byte for byte (the baseline every migration starts
 # from; a games status may also be `skipped` from version 2 on).
@@ -151,15 +152,33 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
         " WHERE status = 'finished' AND match_id IS NOT NULL AND summary_json IS NOT NULL"
     ).fetchall()
     for game_id, attempt, players, summary_json in finished:
-        try:
-            stats = seat_stats_from_summary(game_id, attempt, json.loads(players), summary_json)
-        except (ValueError, TypeError):
-            continue  # a summary this code cannot read: the game keeps it in summary_json
+        rows = _v2_seat_rows(game_id, attempt, json.loads(players), summary_json)
         db.executemany(
             f"INSERT OR IGNORE INTO seat_stats ({', '.join(_V2_SEAT_COLUMNS)})"
             f" VALUES ({', '.join('?' * len(_V2_SEAT_COLUMNS))})",
-            [tuple(getattr(s, name) for name in _V2_SEAT_COLUMNS) for s in stats],
+            rows,
         )
+
+
+def _v2_seat_rows(
+    game_id: str, attempt: int, players: list[str], summary_json: str
+) -> list[tuple[object, ...]]:
+    """Version 2's seat rows of a version 1 game's summary_json; none when this code cannot read it
+    (the game keeps it in summary_json)."""
+    try:
+        summary = json.loads(summary_json)
+        lines = [SeatSummary.from_json(line) for line in summary["seats"]]
+    except (ValueError, TypeError, KeyError, AttributeError, RecordError):
+        return []
+    rows = []
+    for line in lines:
+        entrant = players[line.seat] if 0 <= line.seat < len(players) else ""
+        counts = line.counts()
+        rows.append(
+            (game_id, attempt, line.seat, entrant, line.bot_name, line.bot_version,
+             *(counts[name] for name in _V2_SEAT_COLUMNS[6:-1]), "")
+        )  # fmt: skip
+    return rows
 
 
 # MIGRATIONS[i] brings version i + 1 to version i + 2.
@@ -168,7 +187,12 @@ def _v2_to_v3(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN sandboxed INTEGER")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2, _v2_to_v3)
+def _v3_to_v4(db: sqlite3.Connection) -> None:
+    """How each game's match ended, as a Termination's value (NULL: no result, or one before v4)."""
+    db.execute("ALTER TABLE games ADD COLUMN termination TEXT")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2, _v2_to_v3, _v3_to_v4)
 SCHEMA_VERSION = len(MIGRATIONS) + 1
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from referee.tournament.config import SprtSettings, Team
 from referee.tournament.ratings import EloRating, Outcome, Rating, fit_elo, rate_games, team_rating
-from referee.tournament.seat_stats import SeatStats
 from referee.tournament.stats import (
     Estimate,
     PairingVerdict,
@@ -27,7 +26,7 @@ from referee.tournament.stats import (
     pentanomial_elo,
     wilson_interval,
 )
-from referee.tournament.store import GameRow
+from referee.tournament.store import GameRow, SeatRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +142,7 @@ def compute_standings(
     sprt_settings: SprtSettings,
     duplicate: bool,
     rounds_played: int,
-    seats: Sequence[SeatStats] = (),
+    seats: Sequence[SeatRow] = (),
 ) -> Standings:
     """The standings of the finished games among `games` (all the schedule's rows); `seats`, the
     stored per-seat statistics, name the bots that ended early."""
@@ -193,7 +192,7 @@ def compute_standings(
     )
 
 
-def _incidents(finished: Sequence[GameRow], seats: Sequence[SeatStats]) -> tuple[str, ...]:
+def _incidents(finished: Sequence[GameRow], seats: Sequence[SeatRow]) -> tuple[str, ...]:
     """A line per finished game that a forfeit decided or in which a bot's process ended early."""
     attempts = {g.game_id: g.attempts for g in finished}
     exits: dict[str, list[str]] = {}

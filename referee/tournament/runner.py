@@ -46,9 +46,8 @@ from referee.tournament.host import (
 from referee.tournament.progress import Progress
 from referee.tournament.report import Standings, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import GameSpec, build_schedule, pairings
-from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
 from referee.tournament.stats import PairingVerdict, pairing_verdict
-from referee.tournament.store import EntrantBuild, GameRow, Store, StoreError
+from referee.tournament.store import EntrantBuild, GameRow, SeatRow, Store, StoreError
 
 if TYPE_CHECKING:
     from referee.web.app import RunningWeb
@@ -141,8 +140,9 @@ class Tournament:
         self._attempts = {row.game_id: row.attempts for row in self.store.games()}
         for row in self.store.games("finished"):
             assert row.score_even is not None and row.score_odd is not None and row.winner is not None
+            winner = None if row.winner < 0 else row.winner  # the store's -1: none
             self._board_done(row.pairing, row.board, row.table_no, first[row.pairing], row.team_even,
-                             row.score_even - row.score_odd, row.winner)  # fmt: skip
+                             row.score_even - row.score_odd, winner)  # fmt: skip
         for pairing in self.pairings:
             self._check_stop(pairing.index)
 
@@ -436,19 +436,14 @@ class Tournament:
             self.store.mark_pending(spec.game_id, outcome.failure, attempt=attempt)
             self._say(f"game {spec.game_id} did not finish; resume plays it again ({outcome.failure})")
             return
-        for number, points, totals in outcome.rounds:
-            self.store.add_round(spec.game_id, number, list(points), list(totals))
-        seats = seat_stats_from_summary(
-            spec.game_id, attempt, spec.players, result.summary_json, outcome.exit_reasons
-        )
-        self.store.mark_finished(spec.game_id, result, seats, attempt=attempt)
+        self.store.mark_finished(spec.game_id, result, spec.players, outcome.exit_reasons, attempt=attempt)
         for seat, why in sorted(outcome.exit_reasons.items()):
             self._say(f"game {spec.game_id}: seat {seat} ({spec.players[seat]}) ended early: {why}")
         self._done += 1
-        self._hands += result.rounds
+        self._hands += result.hands
         pairing = self.pairings[spec.pairing]
         self._board_done(spec.pairing, spec.board, spec.table, pairing.first.name, spec.team_even,
-                         result.score_even - result.score_odd, result.winner)  # fmt: skip
+                         result.scores[0] - result.scores[1], result.winner)  # fmt: skip
         if (
             self.config.sprt.stop_early
             and spec.pairing not in self._stopped
@@ -460,11 +455,18 @@ class Tournament:
     # ---------------------------------------------------------------------------- SPRT and leader
 
     def _board_done(
-        self, pairing: int, board: int, table_no: int, first: str, team_even: str, net_even: int, winner: int
+        self,
+        pairing: int,
+        board: int,
+        table_no: int,
+        first: str,
+        team_even: str,
+        net_even: int,
+        winner: int | None,
     ) -> None:
         first_is_even = team_even == first
         net = net_even if first_is_even else -net_even
-        half = 1 if winner == -1 else (2 if (winner == 0) == first_is_even else 0)
+        half = 1 if winner is None else (2 if (winner == 0) == first_is_even else 0)
         tables = self._boards[(pairing, board)]
         tables[table_no] = (net, half)
         complete = len(tables) == 2 if self.config.duplicate else True
@@ -544,7 +546,7 @@ def _handle_signals(interrupt: Callable[[], None]) -> Callable[[], None]:
 
 
 def stored_standings(
-    config: TournamentConfig, rows: Sequence[GameRow], seats: Sequence[SeatStats] = ()
+    config: TournamentConfig, rows: Sequence[GameRow], seats: Sequence[SeatRow] = ()
 ) -> Standings:
     """The standings of a tournament's stored games (its schedule's rows, and their seats' stats)."""
     return compute_standings(

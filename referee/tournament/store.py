@@ -21,24 +21,24 @@ import secrets
 import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.match.messages import MatchResult
+from referee.match.outcome import Termination
+from referee.match.summary import SUMMARY_COUNTS, SeatSummary
 from referee.tournament.migrations import SCHEMA_VERSION, migrate, stored_version
 from referee.tournament.schedule import GameSpec
-from referee.tournament.seat_stats import INSERT_SEAT_STATS, SEAT_STATS_COLUMNS, SeatStats
 
 __all__ = [
-    "SCHEMA_VERSION",
     "AttemptRow",
     "BuildRow",
     "EntrantBuild",
-    "GameResult",
     "GameRow",
     "RunRow",
-    "SeatStats",
+    "SeatRow",
     "Store",
     "StoreError",
 ]
@@ -74,7 +74,7 @@ class GameRow:
     replay_path: str | None
     score_even: int | None
     score_odd: int | None
-    winner: int | None
+    winner: int | None  # 0: team_even, 1: team_odd, -1: none (a draw, no contest); None: no result
     forfeit: bool
     forfeiting_team: int | None
     reason: str | None
@@ -83,6 +83,7 @@ class GameRow:
     finished_at: float | None
     host: str = ""  # where its running or finished attempt is played
     skip_reason: str | None = None  # why the game is skipped
+    termination: Termination | None = None  # how its match ended; None: no result, or stored before v4
 
     @property
     def finished(self) -> bool:
@@ -95,18 +96,73 @@ class GameRow:
         return self.status == "skipped"
 
 
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """What a finished game leaves: the MatchResult's fields plus the rounds played."""
+# The seat_stats table's columns, in order: who played the seat, then the summary's statistics.
+SEAT_COLUMNS = (
+    "game_id", "attempt", "seat", "entrant", "bot_name", "bot_version", *SUMMARY_COUNTS, "exit_reason",
+)  # fmt: skip
+_INSERT_SEAT = (
+    f"INSERT INTO seat_stats ({', '.join(SEAT_COLUMNS)}) VALUES ({', '.join('?' * len(SEAT_COLUMNS))})"
+)
 
-    score_even: int
-    score_odd: int
-    winner: int
-    forfeit: bool
-    forfeiting_team: int
-    reason: str
-    rounds: int
-    summary_json: str
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """One seat of one attempt of a game: who played it, its statistics (the match summary's line)
+    and why its bot process ended early ("" when it did not)."""
+
+    game_id: str
+    attempt: int
+    entrant: str
+    stats: SeatSummary
+    exit_reason: str = ""
+
+    @property
+    def seat(self) -> int:
+        """The seat."""
+        return self.stats.seat
+
+    def row(self) -> tuple[object, ...]:
+        """Its values in the seat_stats table's column order."""
+        stats = self.stats
+        counts = stats.counts()
+        return (
+            self.game_id, self.attempt, stats.seat, self.entrant, stats.bot_name, stats.bot_version,
+            *(counts[name] for name in SUMMARY_COUNTS), self.exit_reason,
+        )  # fmt: skip
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any]) -> SeatRow:
+        """The seat of a seat_stats row (in SEAT_COLUMNS order)."""
+        values = dict(zip(SEAT_COLUMNS, row, strict=True))
+        stats = SeatSummary(
+            seat=values["seat"],
+            bot_name=values["bot_name"],
+            bot_version=values["bot_version"],
+            **{name: values[name] for name in SUMMARY_COUNTS},
+        )
+        return cls(values["game_id"], values["attempt"], values["entrant"], stats, values["exit_reason"])
+
+
+def seat_rows(
+    game_id: str,
+    attempt: int,
+    players: Sequence[str],
+    summary: Sequence[SeatSummary],
+    exit_reasons: Mapping[int, str] | None = None,
+) -> list[SeatRow]:
+    """The seats of a match summary as one attempt of a game played them (the entrant at each seat
+    from `players`, why its bot ended early from `exit_reasons`)."""
+    reasons = exit_reasons or {}
+    return [
+        SeatRow(
+            game_id,
+            attempt,
+            players[line.seat] if 0 <= line.seat < len(players) else "",
+            line,
+            reasons.get(line.seat, ""),
+        )
+        for line in summary
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,39 +410,47 @@ class Store:
     def mark_finished(
         self,
         game_id: str,
-        result: GameResult,
-        seats: Sequence[SeatStats] = (),
+        result: MatchResult,
+        players: Sequence[str] = (),
+        exit_reasons: Mapping[int, str] | None = None,
         *,
         attempt: int | None = None,
     ) -> None:
-        """A game's running attempt (its latest, or `attempt`) ended with a result: the result, the
-        attempt closed as finished and its seats' statistics, in one transaction."""
+        """A game's running attempt (its latest, or `attempt`) ended with `result`: the result and
+        its rounds, the attempt closed as finished and its seats' statistics (the entrant at each
+        seat from `players`; why a seat's bot ended early from `exit_reasons`), in one transaction."""
         now = time.time()
+        outcome = result.outcome
+        # The store's columns keep the first release's form: -1 for "none".
+        winner = -1 if outcome.winner is None else outcome.winner
+        forfeiting = -1 if outcome.forfeiting_team is None else outcome.forfeiting_team
+        summary = json.dumps(result.statistics(), separators=(",", ":"))
         with self._transaction():
             number = self._running_attempt(game_id, attempt, "its result")
-            for stats in seats:
-                if (stats.game_id, stats.attempt) != (game_id, number):
-                    raise ValueError(
-                        f"seat statistics of game {stats.game_id} attempt {stats.attempt} given for "
-                        f"game {game_id} attempt {number}"
-                    )
+            self._db.execute("DELETE FROM rounds WHERE game_id = ?", (game_id,))
+            self._db.executemany(
+                "INSERT INTO rounds (game_id, round, points_even, points_odd, total_even, total_odd,"
+                " scored_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(game_id, r.round, *r.points, *r.totals, now) for r in result.round_scores],
+            )
             self._db.execute(
                 "UPDATE attempts SET outcome = 'finished', ended_at = ? WHERE game_id = ? AND attempt = ?",
                 (now, game_id, number),
             )
             self._db.execute(
                 "UPDATE games SET status = 'finished', score_even = ?, score_odd = ?, winner = ?,"
-                " forfeit = ?, forfeiting_team = ?, reason = ?, rounds = ?, finished_at = ?,"
-                " summary_json = ?, (match_id, replay_path, host) = (SELECT match_id, replay_path, host"
-                " FROM attempts WHERE game_id = ? AND attempt = ?) WHERE game_id = ?",
+                " forfeit = ?, forfeiting_team = ?, reason = ?, termination = ?, rounds = ?,"
+                " finished_at = ?, summary_json = ?, (match_id, replay_path, host) = (SELECT match_id,"
+                " replay_path, host FROM attempts WHERE game_id = ? AND attempt = ?) WHERE game_id = ?",
                 (
-                    result.score_even, result.score_odd, result.winner, int(result.forfeit),
-                    result.forfeiting_team, result.reason, result.rounds, now, result.summary_json,
+                    result.scores[0], result.scores[1], winner, int(outcome.forfeit), forfeiting,
+                    outcome.reason, outcome.termination.value, result.hands, now, summary,
                     game_id, number, game_id,
                 ),
             )  # fmt: skip
             self._db.execute("DELETE FROM seat_stats WHERE game_id = ? AND attempt = ?", (game_id, number))
-            self._db.executemany(INSERT_SEAT_STATS, [stats.row() for stats in seats])
+            rows = seat_rows(game_id, number, players, result.summary, exit_reasons)
+            self._db.executemany(_INSERT_SEAT, [seat.row() for seat in rows])
 
     def mark_pending(
         self, game_id: str, reason: str = "", outcome: str = "failed", *, attempt: int | None = None
@@ -411,8 +475,8 @@ class Store:
             self._db.execute(
                 "UPDATE games SET status = 'pending', match_id = NULL, replay_path = NULL, host = '',"
                 " skip_reason = NULL, score_even = NULL, score_odd = NULL, winner = NULL, forfeit = NULL,"
-                " forfeiting_team = NULL, reason = NULL, rounds = NULL, finished_at = NULL,"
-                " summary_json = NULL WHERE game_id = ?",
+                " forfeiting_team = NULL, reason = NULL, termination = NULL, rounds = NULL,"
+                " finished_at = NULL, summary_json = NULL WHERE game_id = ?",
                 (game_id,),
             )
 
@@ -480,15 +544,15 @@ class Store:
         )
         return [_attempt(row) for row in rows]
 
-    def seat_stats(self, game_id: str | None = None) -> list[SeatStats]:
+    def seat_stats(self, game_id: str | None = None) -> list[SeatRow]:
         """Every stored seat's statistics (or a game's), by game in schedule order, attempt and seat."""
-        columns = ", ".join(f"s.{name}" for name in SEAT_STATS_COLUMNS)
+        columns = ", ".join(f"s.{name}" for name in SEAT_COLUMNS)
         rows = self._db.execute(
             f"SELECT {columns} FROM seat_stats s JOIN games g USING (game_id)"
             " WHERE ? IS NULL OR s.game_id = ? ORDER BY g.seq, s.attempt, s.seat",
             (game_id, game_id),
         )
-        return [SeatStats(*row) for row in rows]
+        return [SeatRow.of_row(row) for row in rows]
 
     def runs(self) -> list[tuple[int, str]]:
         """(run_id, kind) of every run, first to last."""
@@ -554,4 +618,5 @@ def _row(data: dict[str, Any]) -> GameRow:
         finished_at=data["finished_at"],
         host=data["host"],
         skip_reason=data["skip_reason"],
+        termination=None if data["termination"] is None else Termination(data["termination"]),
     )

@@ -118,7 +118,7 @@ class MatchView:
         table = entry.table
         seats = table.seat_info()
         result = table.result
-        winner = None if result is None or result.winner < 0 else result.winner
+        winner = None if result is None else result.winner
         scores = table.state.scores
         return cls(
             match_id=table.match_id,
@@ -249,10 +249,11 @@ def _sse_item(item: LogEntry | MatchResult) -> str:
 
 def _result_json(result: MatchResult) -> dict[str, Any]:
     return {
-        "winner": None if result.winner < 0 else result.winner,
+        "winner": result.winner,
+        "termination": result.outcome.termination.value,
         "scores": list(result.scores),
         "reason": result.reason,
-        "forfeiting_team": None if result.forfeiting_team < 0 else result.forfeiting_team,
+        "forfeiting_team": result.forfeiting_team,
         "hands": result.hands,
     }
 

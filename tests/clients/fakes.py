@@ -10,11 +10,12 @@ from typing import Any
 
 import grpc
 
-from clients.bot import Bot, DecisionKind
+from clients.bot import Bot
 from referee.match.messages import Request, Snapshot
 from referee.rules import (
     Action,
     CallTichu,
+    DecisionKind,
     Decline,
     Exchange,
     GiftDragon,

@@ -9,7 +9,6 @@ from structlog.testing import capture_logs
 
 from clients.bot import (
     Bot,
-    DecisionKind,
     Harness,
     decision_kind,
     exchange_recipients,
@@ -22,6 +21,7 @@ from clients.random_bot import RandomBot
 from referee.rules import (
     OFFICIAL,
     Action,
+    DecisionKind,
     Decline,
     DeclineTichu,
     Exchange,

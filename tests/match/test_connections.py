@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from referee.match import Match, RejectionReason
+from referee.match.links import BURST, RATE_PER_S, STRIKE_DECAY_PER_S, TokenBucket
 from referee.match.messages import (
     Accepted,
     Close,
@@ -36,7 +37,6 @@ from referee.match.records import (
     RejectionRecord,
     ViolationRecord,
 )
-from referee.match.seats import BURST, RATE_PER_S, STRIKE_DECAY_PER_S, TokenBucket
 from referee.rules import DecisionKind, GrandTichu
 from tests.match.support import (
     CLOCK,

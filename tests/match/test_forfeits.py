@@ -21,6 +21,7 @@ from referee.match.messages import (
     Welcome,
 )
 from referee.match.moves import rerun
+from referee.match.outcome import Termination
 from referee.match.records import Abandoned, ResultRecord, ViolationRecord, WindowRecord
 from referee.rules import DecisionKind, Phase, default_action, state_from_json
 from tests.match.support import (
@@ -80,10 +81,12 @@ def test_a_team_forfeits_on_the_timeout_past_max_violations(limit: int, forfeit_
     assert result.reason == (
         f"seat 1 ran out of time {forfeit_after} times (at most {limit} allowed): team B forfeits"
     )
-    assert (result.rounds, result.hands, result.state_version) == (1, 0, match.state_version)
+    assert (result.round_scores, result.hands, result.state_version) == ((), 0, match.state_version)
+    assert result.outcome.termination is Termination.OUT_OF_TIME
     assert result.summary[1].timeouts == forfeit_after
     (record,) = records(out, ResultRecord)
     assert (record.winner, record.forfeiting_team, record.reason, record.absent) == (0, 1, result.reason, ())
+    assert record.outcome == result.outcome and record.rounds == 1
     assert record.summary == result.summary and record.ends_unfinished_game
     assert out[-1] == Finished(result)
     # The replay re-runs: the forfeiting timeout's default is checked but never applied.
@@ -171,12 +174,12 @@ START = dataclasses.replace(CLOCK, start_timeout_ms=4_000)
     [
         ([0, 1, 2], 0, 1, "seat 3 did not connect within 4 s: team B forfeits"),
         ([1, 3], 1, 0, "seat 0, 2 did not connect within 4 s: team A forfeits"),
-        ([0, 1], -1, -1, "no contest: seats 2, 3 did not connect within 4 s"),
-        ([], -1, -1, "no contest: seats 0, 1, 2, 3 did not connect within 4 s"),
+        ([0, 1], None, None, "no contest: seats 2, 3 did not connect within 4 s"),
+        ([], None, None, "no contest: seats 0, 1, 2, 3 did not connect within 4 s"),
     ],
 )
 def test_seats_missing_at_the_start_timeout(
-    present: list[int], winner: int, forfeiting: int, reason: str
+    present: list[int], winner: int | None, forfeiting: int | None, reason: str
 ) -> None:
     """A team with a seat absent forfeits; with both teams absent nobody wins; the absent are listed."""
     match = new_match(START, t=T0)
@@ -187,6 +190,7 @@ def test_seats_missing_at_the_start_timeout(
     result = match.result
     assert result is not None and match.status == "finished"
     assert (result.winner, result.forfeiting_team, result.reason) == (winner, forfeiting, reason)
+    assert result.outcome.termination is Termination.NO_SHOW
     (record,) = records(out, ResultRecord)
     assert record.absent == tuple(s for s in range(4) if s not in present)
     assert record.ends_unfinished_game

@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.match.records import RecordError, header_from_json, record_from_json
+from referee.match.fields import RecordError
+from referee.match.records import header_from_json, record_from_json
 
 COMPAT = Path(__file__).parent.parent / "replay" / "compat"
 

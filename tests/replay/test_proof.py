@@ -23,17 +23,16 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from structlog.testing import capture_logs
 
+from clients.scripted import random_policy
 from referee.cli import main as tichu
+from referee.match.digests import digest_bytes, line_hash, seed_commitment
 from referee.match.moves import ReplayMismatchError
 from referee.match.proof import SeedSecret
 from referee.match.records import (
     EventRecord,
     Line,
     RevealRecord,
-    digest_bytes,
-    line_hash,
     record_from_json,
-    seed_commitment,
 )
 from referee.replay import ReplayFormatError, read_replay
 from referee.replay.cli import verify_files
@@ -46,7 +45,7 @@ from referee.server.front import Referee
 from referee.server.seeds import SealError, seal, unseal
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.replay.conftest import Played, play_recorded_match
-from tests.server.support import CARD, ORGANISER, ORGANISER_METADATA, join, random_policy, referee, run
+from tests.server.support import CARD, ORGANISER, ORGANISER_METADATA, join, referee, run
 from tests.server.test_hidden import allowed, known_cards
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from referee.match.digests import seed_commitment
 from referee.match.moves import ReplayMismatchError, SeedHiddenError, rerun
 from referee.match.records import (
     FORMAT,
@@ -27,7 +28,6 @@ from referee.match.records import (
     RevealRecord,
     WindowRecord,
     record_from_json,
-    seed_commitment,
 )
 from referee.replay import ReplayFormatError, read_replay
 from referee.replay.cli import verify_files

@@ -156,7 +156,7 @@ def test_a_resumed_match_whose_seats_do_not_come_back_ends_at_the_start_timeout(
             assert table.status == "waiting" and table.state_version > 0
             async with asyncio.timeout(5):
                 await table.finished.wait()
-            assert table.result is not None and table.result.winner == -1
+            assert table.result is not None and table.result.winner is None
             assert table.result.reason.startswith("no contest: seats 0, 1, 2, 3 did not connect")
 
     run(scenario())

@@ -15,23 +15,14 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
+from clients.scripted import random_policy
 from referee.match import PROTOCOL_VERSION
 from referee.server.limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
 from referee.server.serve import start_server
 from referee.server.throttle import BURST, MAX_BACKOFF_S, HelloThrottle
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
-from tests.server.support import (
-    CALM,
-    ORGANISER,
-    ORGANISER_METADATA,
-    Bot,
-    Referee,
-    join,
-    random_policy,
-    referee,
-    run,
-)
+from tests.server.support import CALM, ORGANISER, ORGANISER_METADATA, Bot, Referee, join, referee, run
 
 HUGE = 2_500_000
 ONE_ROUND = '{"match_mode": "fixed_rounds:1"}'

@@ -17,13 +17,15 @@ from pathlib import Path
 import grpc
 from structlog.testing import capture_logs
 
+from clients.scripted import K, Policy, first_policy, random_policy
 from referee.match.moves import rerun
+from referee.match.outcome import Termination
 from referee.match.records import Connected, Disconnected, Header, Record, ViolationRecord
 from referee.replay import read_replay
 from referee.rules import DecisionKind
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import CALM, Bot, K, Policy, first_policy, join, random_policy, referee, run
+from tests.server.support import CALM, Bot, join, referee, run
 
 # Answers that must arrive in time get limit + grace = 2 s; a silent seat times out every 2 s.
 PROMPT = dataclasses.replace(CALM, decision_ms=1_000, bank_ms=0, grace_ms=1_000, window_ms=1_000)
@@ -239,14 +241,15 @@ def test_a_match_whose_seats_do_not_all_come_ends_at_the_start_timeout(tmp_path:
                 await bot.until(lambda m: m.WhichOneof("kind") == "result", timeout_s=30)
             for match_id, winner, forfeiting, absent in (
                 (present.match_id, 0, 1, (1, 3)),
-                (empty.match_id, -1, -1, (0, 1, 2, 3)),
+                (empty.match_id, None, None, (0, 1, 2, 3)),
             ):
                 table = ref.table(match_id)
                 async with asyncio.timeout(30):
                     await table.finished.wait()
                 assert table.result is not None
                 assert (table.result.winner, table.result.forfeiting_team) == (winner, forfeiting)
-                assert table.result.forfeit == (forfeiting >= 0)
+                assert table.result.forfeit == (forfeiting is not None)
+                assert table.result.outcome.termination is Termination.NO_SHOW
                 assert table.state_version == 0  # no card was dealt to a decision
                 replay = read_replay(tmp_path / f"{match_id}.jsonl")
                 assert replay.result is not None and replay.result.absent == absent

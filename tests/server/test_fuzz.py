@@ -17,10 +17,11 @@ import grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clients.scripted import K
 from referee.match import PROTOCOL_VERSION
 from referee.server.limits import invisible
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import ORGANISER_METADATA, Bot, K, Referee, join, referee, run
+from tests.server.support import ORGANISER_METADATA, Bot, Referee, join, referee, run
 
 FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 UINT32 = st.integers(0, 2**32 - 1)

@@ -8,10 +8,11 @@ from collections.abc import Awaitable, Callable
 
 from structlog.testing import capture_logs
 
+from clients.scripted import random_policy
 from referee.match.records import DecisionRecord, EventRecord, Line, WindowRecord
 from referee.rules import Event, event_from_json
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import ORGANISER_METADATA, Bot, join, random_policy, referee, run
+from tests.server.support import ORGANISER_METADATA, Bot, join, referee, run
 
 PRIVATE = {"cards_dealt", "exchange_submitted", "cards_received"}
 

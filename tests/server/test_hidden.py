@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from clients.scripted import random_policy
 from referee.match.records import (
     DecisionRecord,
     EventRecord,
@@ -29,7 +30,7 @@ from referee.match.records import (
 from referee.server.codec import result_to_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
-from tests.server.support import Bot, Referee, cards_in, join, random_policy, referee, run
+from tests.server.support import Bot, Referee, cards_in, join, referee, run
 
 GAMES = 200  # "hundreds of games", every message of each checked
 # The referee's clock stands still: no decision, window, heartbeat or reconnect deadline can

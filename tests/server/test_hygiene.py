@@ -9,8 +9,9 @@ import resource
 import grpc
 from grpc_health.v1 import health_pb2
 
+from clients.scripted import random_policy
 from referee.server.serve import connection_capacity, raise_file_limit, server_options
-from tests.server.support import join, random_policy, referee, run
+from tests.server.support import join, referee, run
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # and empty SETTINGS
 HALF_OPEN = 200

@@ -9,11 +9,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from clients.scripted import ScriptedSeat
+from clients.scripted import K, Policy, ScriptedSeat, random_policy
 from referee.server.codec import action_from_proto
 from referee.wire.schema import schemas
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import Bot, K, Policy, join, random_policy, referee, run
+from tests.server.support import Bot, join, referee, run
 
 VALIDATORS = {name.removesuffix(".json"): Draft202012Validator(s) for name, s in schemas().items()}
 

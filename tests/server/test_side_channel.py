@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from clients.scripted import K
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import K, join, referee, run
+from tests.server.support import join, referee, run
 
 OPEN_EXCHANGE = json.dumps({"tichu_call_exchange_mode": "open"})  # Tichu calls during the exchange
 

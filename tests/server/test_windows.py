@@ -11,11 +11,12 @@ import dataclasses
 import json
 from typing import Any
 
+from clients.scripted import K
 from referee.match import ClockSettings
 from referee.match.records import WindowRecord
 from referee.rules import Decline, State, state_from_json
 from referee.wire.tichu.v1 import referee_pb2 as pb
-from tests.server.support import CALM, Bot, K, Referee, join, referee, run
+from tests.server.support import CALM, Bot, Referee, join, referee, run
 
 # P0 leads; P1 and P2 each hold a four-of-a-kind bomb; P3 holds none. Nobody has played a card.
 POSITION: dict[str, Any] = {

@@ -5,14 +5,17 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from referee.match.outcome import Termination
+from referee.match.summary import SeatSummary
 from referee.tournament.config import parse_config
 from referee.tournament.migrations import SCHEMA_VERSION
-from referee.tournament.seat_stats import seat_stats_from_summary
-from referee.tournament.store import GameResult, Store, StoreError
+from referee.tournament.store import Store, StoreError, seat_rows
+from tests.tournament.results import match_result
 
 FIXTURE = Path(__file__).parent / "data" / "store_v1.sql"
 # The tournament the fixture was made for (its fingerprint is in the fixture's meta).
@@ -48,16 +51,12 @@ def _schema(path: Path) -> list[tuple[str, str]]:
         return [(name, sql) for name, sql in rows]
 
 
-def _result(even: int, odd: int, summary: str = '{"seats": []}') -> GameResult:
-    return GameResult(even, odd, 0 if even > odd else 1, False, -1, "", 1, summary)
-
-
 def test_a_v1_store_migrates_keeping_every_row(tmp_path: Path) -> None:
     path = _load(tmp_path / "results.sqlite")
     with contextlib.closing(sqlite3.connect(path)) as db:
         v1_games = db.execute("SELECT game_id, status, summary_json FROM games").fetchall()
     store = Store(path)
-    assert store.meta("schema") == str(SCHEMA_VERSION) == "3"
+    assert store.meta("schema") == str(SCHEMA_VERSION) == "4"
     store.check(parse_config(CONFIG, tmp_path / "t.toml").fingerprint())  # the same tournament
     games = {g.game_id: g for g in store.games()}
     assert [(g.game_id, g.status, g.attempts) for g in games.values()] == [
@@ -81,12 +80,19 @@ def test_a_v1_store_migrates_keeping_every_row(tmp_path: Path) -> None:
     assert attempts[(G0, 1)].ended_at == games[G0].finished_at and attempts[(G2, 1)].ended_at is None
     # Seat statistics from the finished games' summaries, which are kept as they were.
     stats = store.seat_stats(G1)
-    assert [(s.attempt, s.seat, s.entrant, s.bot_version) for s in stats] == [
+    assert [(s.attempt, s.seat, s.entrant, s.stats.bot_version) for s in stats] == [
         (2, 0, "heuristic", "1.0"), (2, 1, "random", ""), (2, 2, "heuristic", "1.0"), (2, 3, "random", ""),
     ]  # fmt: skip
     summary = {game: text for game, _, text in v1_games}[G1]
-    assert stats == seat_stats_from_summary(G1, 2, games[G1].players, summary)
-    assert stats[3].decisions == 43 and stats[3].think_ms_p99 == pytest.approx(5.5)
+    # The store keeps the counts; not the live referee's rate limit and bank.
+    lines = [
+        replace(SeatSummary.from_json(line), rate_limited=None, bank_left_ms=None)
+        for line in json.loads(summary)["seats"]
+    ]
+    assert stats == seat_rows(G1, 2, games[G1].players, lines)
+    assert stats[3].stats.decisions == 43 and stats[3].stats.think_ms_p99 == pytest.approx(5.5)
+    # How a game ended was not stored before version 4.
+    assert all(g.termination is None for g in games.values())
     assert all(s.exit_reason == "" for s in stats) and len(store.seat_stats()) == 8
     assert [(r.run_id, r.kind, r.pid, r.host, r.ended_at) for r in store.run_rows()] == [
         (1, "run", 4242, "", None), (2, "resume", 4343, "", None),
@@ -117,27 +123,27 @@ def test_a_migrated_store_resumes(tmp_path: Path) -> None:
             "think_ms_p99": 2, "timeouts": 0, "rejections": 0, "tichu_calls": 0, "tichu_won": 0,
             "grand_tichu_calls": 0, "grand_tichu_won": 0, "bombs_played": 0, "points_won": 0,
             "reconnections": 0}  # fmt: skip
-    summary = json.dumps({"seats": [seat]})
-    seats = seat_stats_from_summary(G2, 2, ("heuristic", "random", "heuristic", "random"), summary)
-    store.mark_finished(G2, _result(200, 100, summary), seats)
+    result = match_result(200, 100, summary=[SeatSummary.from_json(seat)])
+    store.mark_finished(G2, result, ("heuristic", "random", "heuristic", "random"))
     store.mark_pending(G4, "the referee refused it")
     store.end_run(run, 1)
     games = {g.game_id: g for g in store.games()}
     assert (games[G2].status, games[G2].match_id, games[G2].host) == ("finished", f"v1-{G2}-a2", "box")
     assert (games[G4].status, games[G4].match_id, games[G4].attempts) == ("pending", None, 1)
     assert [(a.attempt, a.outcome) for a in store.attempts(G2)] == [(1, "interrupted"), (2, "finished")]
-    assert store.seat_stats(G2)[0].bot_version == "2.0"
+    assert store.seat_stats(G2)[0].stats.bot_version == "2.0"
+    assert games[G2].termination is Termination.PLAYED_OUT
     last = store.run_rows()[-1]
     assert (last.kind, last.host, last.exit_code) == ("resume", "box", 1) and last.ended_at is not None
     store.close()
     reopened = Store(tmp_path / "results.sqlite")  # already version 2: opened as it is
-    assert len(reopened.attempts()) == 6 and reopened.meta("schema") == "3"
+    assert len(reopened.attempts()) == 6 and reopened.meta("schema") == "4"
     reopened.close()
 
 
 def test_a_store_without_a_schema_key_is_version_1(tmp_path: Path) -> None:
     store = Store(_load(tmp_path / "results.sqlite", drop_schema_key=True))
-    assert store.meta("schema") == "3"
+    assert store.meta("schema") == "4"
     assert len(store.attempts()) == 4 and len(store.games("finished")) == 2
     store.close()
 

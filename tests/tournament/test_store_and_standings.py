@@ -12,7 +12,8 @@ from referee.tournament.progress import Progress, format_duration
 from referee.tournament.ratings import rate_games
 from referee.tournament.report import board_pairs, compute_standings, format_table, write_csv, write_html
 from referee.tournament.schedule import build_schedule, pairings
-from referee.tournament.store import GameResult, Store, StoreError
+from referee.tournament.store import Store, StoreError
+from tests.tournament.results import match_result
 
 CONFIG = """\
 [tournament]
@@ -34,15 +35,9 @@ def config() -> TournamentConfig:
     return parse_config(CONFIG, Path("t.toml"))
 
 
-def _result(even: int, odd: int) -> GameResult:
-    winner = 0 if even > odd else 1 if odd > even else -1
-    return GameResult(even, odd, winner, False, -1, "", 4, "{}")
-
-
 def _finish(store: Store, game_id: str, run_id: int, even: int, odd: int) -> None:
     store.mark_started(game_id, run_id, f"m-{game_id}", f"replays/m-{game_id}.jsonl")
-    store.add_round(game_id, 0, (even, odd), (even, odd))
-    store.mark_finished(game_id, _result(even, odd))
+    store.mark_finished(game_id, match_result(even, odd, hands=4))
 
 
 def test_store_keeps_finished_games_and_resets_interrupted_ones(
@@ -69,7 +64,10 @@ def test_store_keeps_finished_games_and_resets_interrupted_ones(
     assert (first.status, first.score_even, first.score_odd, first.winner) == ("finished", 300, 100, 0)
     assert first.replay_path == f"replays/m-{schedule[0].game_id}.jsonl"
     assert (second.status, second.attempts) == ("pending", 1)
-    assert reopened.rounds() == [(schedule[0].game_id, 0, 300, 100)]  # the partial round is gone
+    # The finished game's four rounds (the first scored everything); the partial round is gone.
+    assert reopened.rounds() == [
+        (schedule[0].game_id, n, *((300, 100) if n == 0 else (0, 0))) for n in range(4)
+    ]
     assert [r for r, _ in reopened.runs()] == [1, 2]
     assert len(reopened.games("pending")) == len(schedule) - 1
     reopened.close()

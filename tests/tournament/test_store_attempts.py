@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from referee.match.messages import MatchResult
 from referee.match.summary import SeatSummary
 from referee.tournament.config import parse_config
 from referee.tournament.schedule import build_schedule
-from referee.tournament.seat_stats import SeatStats, seat_stats_from_summary
-from referee.tournament.store import EntrantBuild, GameResult, Store, StoreError
+from referee.tournament.store import EntrantBuild, SeatRow, Store, StoreError, seat_rows
+from tests.tournament.results import match_result
 from tests.tournament.support import entrant
 
 # Two entrants, four games: the store's schedule, with no game played by a referee here.
@@ -35,17 +36,16 @@ def _ids(store: Store) -> list[str]:
     return [g.game_id for g in store.games()]
 
 
-def _summary(players: tuple[str, ...], decisions: int) -> str:
-    seats = [
+def _summary(players: tuple[str, ...], decisions: int) -> tuple[SeatSummary, ...]:
+    return tuple(
         SeatSummary(seat, name, f"{name}-1.{seat}", decisions + seat, 0.5, 9.25, seat, 0, 1, 1, 0, 0, 2,
-                    50, 1, rate_limited=0, bank_left_ms=100).to_json()
+                    50, 1, rate_limited=0, bank_left_ms=100)
         for seat, name in enumerate(players)
-    ]  # fmt: skip
-    return json.dumps({"match_id": "m", "state_version": 9, "seats": seats})
+    )  # fmt: skip
 
 
-def _result(summary: str = "{}") -> GameResult:
-    return GameResult(300, 100, 0, False, -1, "", 2, summary)
+def _result(summary: tuple[SeatSummary, ...] = ()) -> MatchResult:
+    return match_result(300, 100, hands=2, summary=summary)
 
 
 def test_attempts_across_failures_a_lost_host_and_an_interrupted_run(store: Store) -> None:
@@ -118,30 +118,25 @@ def test_seat_stats_round_trip(store: Store) -> None:
     run = store.start_run("run", 1)
     attempt = store.mark_started(game.game_id, run, "m-1", "r-1", "h")
     summary = _summary(game.players, 30)
-    seats = seat_stats_from_summary(
-        game.game_id, attempt, game.players, summary, {2: "memory limit 256 MiB exceeded"}
-    )
-    assert [s.entrant for s in seats] == list(game.players)
-    store.mark_finished(game.game_id, _result(summary), seats)
+    store.mark_finished(game.game_id, _result(summary), game.players, {2: "memory limit 256 MiB exceeded"})
     stored = store.seat_stats(game.game_id)
-    assert stored == seats and store.seat_stats() == seats
+    assert stored == store.seat_stats() and [s.entrant for s in stored] == list(game.players)
+    assert [(s.game_id, s.attempt) for s in stored] == [(game.game_id, attempt)] * 4
+    # The statistics the store keeps: every count, not the live referee's rate limit or bank.
+    assert [s.stats.counts() for s in stored] == [line.counts() for line in summary]
     third = stored[2]
     name = game.players[2]
-    assert (third.seat, third.bot_name, third.bot_version, third.decisions) == (2, name, f"{name}-1.2", 32)
-    assert (third.think_ms_p50, third.think_ms_p99, third.timeouts, third.reconnections) == (0.5, 9.25, 2, 1)
-    assert (third.tichu_calls, third.tichu_won, third.bombs_played, third.points_won) == (1, 1, 2, 50)
+    assert (third.seat, third.stats.bot_name, third.stats.bot_version) == (2, name, f"{name}-1.2")
+    assert (third.stats.decisions, third.stats.think_ms_p50, third.stats.think_ms_p99) == (32, 0.5, 9.25)
+    assert (third.stats.timeouts, third.stats.reconnections, third.stats.points_won) == (2, 1, 50)
+    assert (third.stats.tichu_calls, third.stats.tichu_won, third.stats.bombs_played) == (1, 1, 2)
     assert third.exit_reason == "memory limit 256 MiB exceeded" and stored[0].exit_reason == ""
-    # A seat line as the summary has it, one at a time.
-    line = json.loads(summary)["seats"][1]
-    assert SeatStats.from_summary(game.game_id, attempt, "b", line) == seats[1]
-    with pytest.raises(ValueError):
-        SeatStats.from_summary(game.game_id, attempt, "b", {"seat": 1})
-    with pytest.raises(ValueError, match="no list of seats"):
-        seat_stats_from_summary(game.game_id, attempt, game.players, "{}")
+    kept = [replace(line, rate_limited=None, bank_left_ms=None) for line in summary]
+    exits = {2: "memory limit 256 MiB exceeded"}
+    assert stored == seat_rows(game.game_id, attempt, game.players, kept, exits)
+    assert SeatRow.of_row(stored[1].row()) == stored[1]
     other = store.games()[1]
     store.mark_started(other.game_id, run, "m-2", "r-2")
-    with pytest.raises(ValueError, match="given for game"):
-        store.mark_finished(other.game_id, _result(), seats)  # another game's rows
     assert store.games()[1].status == "running" and store.seat_stats(other.game_id) == []
     store.close()
 

@@ -27,6 +27,15 @@ class RejectionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REJECTION_REASON_LATE: _ClassVar[RejectionReason]
     REJECTION_REASON_RATE_LIMITED: _ClassVar[RejectionReason]
     REJECTION_REASON_OUT_OF_ORDER: _ClassVar[RejectionReason]
+
+class Termination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TERMINATION_UNSPECIFIED: _ClassVar[Termination]
+    TERMINATION_PLAYED_OUT: _ClassVar[Termination]
+    TERMINATION_NO_SHOW: _ClassVar[Termination]
+    TERMINATION_WITHDRAWN: _ClassVar[Termination]
+    TERMINATION_OUT_OF_TIME: _ClassVar[Termination]
+    TERMINATION_REFEREE_ERROR: _ClassVar[Termination]
 DECISION_KIND_UNSPECIFIED: DecisionKind
 DECISION_KIND_GRAND_TICHU: DecisionKind
 DECISION_KIND_TICHU_STEP: DecisionKind
@@ -42,6 +51,12 @@ REJECTION_REASON_STALE: RejectionReason
 REJECTION_REASON_LATE: RejectionReason
 REJECTION_REASON_RATE_LIMITED: RejectionReason
 REJECTION_REASON_OUT_OF_ORDER: RejectionReason
+TERMINATION_UNSPECIFIED: Termination
+TERMINATION_PLAYED_OUT: Termination
+TERMINATION_NO_SHOW: Termination
+TERMINATION_WITHDRAWN: Termination
+TERMINATION_OUT_OF_TIME: Termination
+TERMINATION_REFEREE_ERROR: Termination
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "decision", "out_of_turn", "ping", "pong")
@@ -346,7 +361,7 @@ class SeatStatus(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., connected: _Optional[bool] = ...) -> None: ...
 
 class MatchResult(_message.Message):
-    __slots__ = ("match_id", "winner", "scores", "forfeit", "forfeiting_team", "reason", "summary_json", "chain_head", "signature")
+    __slots__ = ("match_id", "winner", "scores", "forfeit", "forfeiting_team", "reason", "summary_json", "chain_head", "signature", "termination", "round_scores")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
@@ -356,6 +371,8 @@ class MatchResult(_message.Message):
     SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
     CHAIN_HEAD_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    TERMINATION_FIELD_NUMBER: _ClassVar[int]
+    ROUND_SCORES_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     winner: int
     scores: _containers.RepeatedScalarFieldContainer[int]
@@ -365,7 +382,17 @@ class MatchResult(_message.Message):
     summary_json: str
     chain_head: str
     signature: str
-    def __init__(self, match_id: _Optional[str] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., forfeit: _Optional[bool] = ..., forfeiting_team: _Optional[int] = ..., reason: _Optional[str] = ..., summary_json: _Optional[str] = ..., chain_head: _Optional[str] = ..., signature: _Optional[str] = ...) -> None: ...
+    termination: Termination
+    round_scores: _containers.RepeatedCompositeFieldContainer[RoundScore]
+    def __init__(self, match_id: _Optional[str] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., forfeit: _Optional[bool] = ..., forfeiting_team: _Optional[int] = ..., reason: _Optional[str] = ..., summary_json: _Optional[str] = ..., chain_head: _Optional[str] = ..., signature: _Optional[str] = ..., termination: _Optional[_Union[Termination, str]] = ..., round_scores: _Optional[_Iterable[_Union[RoundScore, _Mapping]]] = ...) -> None: ...
+
+class RoundScore(_message.Message):
+    __slots__ = ("points_a", "points_b")
+    POINTS_A_FIELD_NUMBER: _ClassVar[int]
+    POINTS_B_FIELD_NUMBER: _ClassVar[int]
+    points_a: int
+    points_b: int
+    def __init__(self, points_a: _Optional[int] = ..., points_b: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("match_id",)
