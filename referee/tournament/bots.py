@@ -36,7 +36,7 @@ from pathlib import Path
 
 from referee import log
 from referee.commands import filled, placeholder_env
-from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment
+from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment, launch
 from referee.tournament.config import Entrant
 from referee.tournament.limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
@@ -114,18 +114,17 @@ class _Run:
         stderr (and stdout) into log_path."""
         _check_program(argv[0], cwd, env)
         cgroups = Cgroups.find()
-        cgroup = None if cgroups is None else cgroups.child(limits.memory_bytes)
+        cgroup = None if cgroups is None else cgroups.child(limits.memory_bytes, cpus=limits.cpus)
         log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         pipe = asyncio.subprocess.PIPE
-        if sandbox is not None:
-            argv = sandbox.wrap(argv, cwd=cwd or Path.cwd())
         try:
-            process = await asyncio.create_subprocess_exec(
-                *launch_argv(argv, limits, cgroup), cwd=cwd, env=env, start_new_session=True,
-                stdin=pipe if stdin else asyncio.subprocess.DEVNULL,
-                stdout=pipe if output_too else asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.STDOUT if output_too else pipe,
-            )  # fmt: skip
+            with launch(sandbox, argv, cwd=cwd or Path.cwd(), env=env) as how:
+                process = await asyncio.create_subprocess_exec(
+                    *launch_argv(how.argv, limits, cgroup), cwd=cwd, env=how.env, pass_fds=how.pass_fds,
+                    start_new_session=True, stdin=pipe if stdin else asyncio.subprocess.DEVNULL,
+                    stdout=pipe if output_too else asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.STDOUT if output_too else pipe,
+                )  # fmt: skip
         except OSError as error:
             if cgroup is not None:
                 cgroup.remove()
