@@ -68,7 +68,8 @@ class _Output:
         self.task = asyncio.create_task(self._copy())
 
     async def _copy(self) -> None:
-        with self.path.open("ab") as out:
+        # Owner only, as every file of the referee's: a bot's log may hold what its seat saw.
+        with os.fdopen(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
             written = out.tell()
             while chunk := await self.stream.read(_READ_CHUNK):
                 if written > self.cap:

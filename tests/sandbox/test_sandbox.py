@@ -235,6 +235,8 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
     assert len(spans) == 2 and spans[1][0] < spans[0][1], spans
     # The referee's files are its own; the replays are published now that the board is over.
     assert (out_dir / "results.sqlite").stat().st_mode & 0o077 == 0
+    logs = list((out_dir / "logs").iterdir())
+    assert logs and all(p.stat().st_mode & 0o077 == 0 for p in [out_dir / "logs", *logs])
     replays = sorted((out_dir / "replays").glob("*.jsonl"))
     assert len(replays) == 2 and all(p.stat().st_mode & 0o077 == 0 for p in replays)
     assert list((out_dir / "live").glob("*.jsonl")) == []
