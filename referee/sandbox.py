@@ -20,19 +20,24 @@ namespace (as bwrap makes it, mapped to `nobody` inside) is still their owner to
 
 The environment is an allow-list (`bot_environment`): the seat's own TICHU_* values, PATH, LANG
 and the Python variables the SDK needs, never the runner's environment (an organiser token in it
-would reach every bot). The limits of limits.py (CPU, memory, pinning) are set before bwrap
-starts, so they hold for the whole sandbox.
+would reach every bot). It crosses into the sandbox on a pipe, never in bwrap's arguments or
+environment (`Sandbox.launch`): outside the sandbox, /proc shows every process's arguments to
+every user of the machine and its environment to its user; inside, only the bot's own processes
+see it. The limits of limits.py (CPU, memory, pinning) are set before bwrap starts, so they hold
+for the whole sandbox.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +45,7 @@ SOCKET_INSIDE = "/run/tichu/referee.sock"
 ADDRESS_INSIDE = f"unix:{SOCKET_INSIDE}"
 HOME_INSIDE = "/tmp"
 NOBODY = 65534
+PIPE_BYTES = 1 << 16  # what a pipe holds unless it is made larger (Linux)
 # What a bot's process inherits from the runner's environment, beside its own TICHU_* values.
 PASSED_ENV = (
     "PATH",
@@ -71,10 +77,11 @@ SYSTEM_FILES = (
     "/etc/mime.types",
     "/etc/os-release",
 )
+NO_SANDBOX = "every bot can read the others' tokens and the referee's files, and signal their processes"
 INSTALL_HINT = (
     "bubblewrap is needed to run hosted bots in a sandbox (Debian/Ubuntu: apt-get install bubblewrap; "
     "Fedora: dnf install bubblewrap), and the kernel must allow namespaces; "
-    "--no-sandbox runs them without one (every bot can then read the others' tokens and the referee's files)"
+    f"--no-sandbox runs them without one ({NO_SANDBOX})"
 )
 
 
@@ -90,12 +97,31 @@ class Sandbox:
     readable: tuple[Path, ...] = ()  # beside the system, the Python and the SDK: read-only
     hidden: tuple[Path, ...] = ()  # the referee's files: masked wherever a readable folder holds them
 
-    def wrap(self, argv: list[str], *, cwd: Path) -> list[str]:
-        """The command that runs `argv` in the sandbox, in folder `cwd` (read-only inside)."""
+    @contextlib.contextmanager
+    def launch(self, argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> Iterator[Launch]:
+        """How to start `argv` in the sandbox, in folder `cwd` (read-only inside), with exactly the
+        environment `env`: bwrap's options, `env` among them, go through a pipe (`--args`), and
+        bwrap starts with an empty environment. Start the process inside the `with`."""
+        options = self.options(argv, cwd=cwd, env=env)
+        data = b"".join(option.encode() + b"\0" for option in options)
+        read, write = os.pipe()
+        try:
+            if len(data) > PIPE_BYTES:  # written before bwrap runs: the pipe must hold it all
+                fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, len(data))
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(data)
+            yield Launch([check_available().bwrap, "--args", str(read), "--", *argv], {}, (read,))
+        finally:
+            os.close(read)  # the child holds its own copy; bwrap reads it to the end and closes it
+
+    def options(self, argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> list[str]:
+        """bwrap's options for `argv` in folder `cwd` with environment `env` (what the pipe carries)."""
         isolation = check_available()
-        args = ["bwrap", "--die-with-parent", "--new-session"]
+        args = ["--die-with-parent", "--new-session"]
         if isolation.user_namespace:
             args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+            if isolation.disable_userns:
+                args += ["--disable-userns"]  # no nested user namespace: less of the kernel to reach
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]
         args += ["--hostname", "tichu-bot", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         mounted: list[Path] = []
@@ -118,47 +144,82 @@ class Sandbox:
                     else ["--ro-bind", "/dev/null", str(private)]
                 )
         args += ["--dir", str(Path(SOCKET_INSIDE).parent), "--bind", str(self.socket), SOCKET_INSIDE]
-        args += ["--chdir", str(cwd.resolve()), "--"]
-        return args + argv
+        args += ["--chdir", str(cwd.resolve()), "--clearenv"]
+        for name, value in env.items():
+            args += ["--setenv", name, value]
+        return args
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start one process: its command line and environment outside the sandbox, and the
+    descriptors it must inherit (subprocess's pass_fds)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def launch(
+    sandbox: Sandbox | None, argv: list[str], *, cwd: Path, env: Mapping[str, str]
+) -> Iterator[Launch]:
+    """How to start a bot: in `sandbox` (Sandbox.launch), or, with None, as it is."""
+    if sandbox is None:
+        yield Launch(list(argv), dict(env))
+        return
+    with sandbox.launch(argv, cwd=cwd, env=env) as how:
+        yield how
 
 
 @dataclass(frozen=True, slots=True)
 class Isolation:
     """What this machine's bubblewrap can do."""
 
+    bwrap: str  # its path (bots start with an empty environment: no PATH to look it up in)
     user_namespace: bool  # the bot runs as nobody in a user namespace of its own
+    disable_userns: bool = False  # and may not make another one (bubblewrap 0.8 and later)
+
+    def describe(self) -> str:
+        """What the sandbox is on this machine, in a few words."""
+        user = (
+            "a user namespace as nobody, "
+            if self.user_namespace
+            else "no user namespace (the kernel refuses one), "
+        )
+        return f"bubblewrap: {user}own PID, IPC and network namespaces, the referee only by its Unix socket"
 
 
 @functools.cache
 def check_available() -> Isolation:
     """Whether bubblewrap works here (and with a user namespace); SandboxUnavailableError if not."""
-    if shutil.which("bwrap") is None:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
         raise SandboxUnavailableError(f"no bwrap on PATH: {INSTALL_HINT}")
-    base = [
-        "bwrap",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-net",
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-    ]
-    with_user = [*base[:1], "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), *base[1:]]
+    base = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc"]
+    user = ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    tries = (
+        (Isolation(bwrap, True, True), [*user, "--disable-userns", *base]),
+        (Isolation(bwrap, True), [*user, *base]),
+        (Isolation(bwrap, False), base),
+    )
     errors = []
-    for argv, user in ((with_user, True), (base, False)):
+    for isolation, options in tries:
         try:
             # In a session of its own: bwrap's namespace init may outlive it briefly, and on a
             # machine whose init does not reap it, it would stay in the caller's process group.
             done = subprocess.run(
-                [*argv, "--", "true"], capture_output=True, timeout=30, check=False, start_new_session=True
+                [bwrap, *options, "--", "true"],
+                capture_output=True,
+                timeout=30,
+                check=False,
+                start_new_session=True,
             )
         except (OSError, subprocess.TimeoutExpired) as error:
             errors.append(str(error))
             continue
         if done.returncode == 0:
-            return Isolation(user_namespace=user)
+            return isolation
         errors.append(done.stderr.decode(errors="replace").strip())
     raise SandboxUnavailableError(f"bwrap cannot make namespaces here ({'; '.join(errors)}): {INSTALL_HINT}")
 

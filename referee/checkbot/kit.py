@@ -29,7 +29,14 @@ from referee.checkbot.seats import KitSeat
 from referee.commands import filled, placeholder_env
 from referee.match import ClockSettings
 from referee.rules import state_from_json
-from referee.sandbox import ADDRESS_INSIDE, Sandbox, SandboxUnavailableError, bot_environment, check_available
+from referee.sandbox import (
+    ADDRESS_INSIDE,
+    Sandbox,
+    SandboxUnavailableError,
+    bot_environment,
+    check_available,
+    launch,
+)
 from referee.server.serve import start_server
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -74,9 +81,8 @@ def bot_command(spec: str) -> list[str]:
         spec,
         "--server",
         "{server}",
-        "--token={token}",
         "--insecure",
-    ]
+    ]  # the token in $TICHU_TOKEN: no process listing shows it
 
 
 class Kit:
@@ -143,16 +149,15 @@ class Kit:
         # TICHU_INSECURE=1: the kit's referee is plaintext, as a tournament's local one is.
         env = bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1"})
         argv = filled(self.command, values)
-        if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, cwd=Path.cwd())
         stderr_path = self.log_dir / f"{check.name}.log"
         run = Run(clock, time.monotonic())
         with stderr_path.open("wb") as stderr:
             try:
-                process = await asyncio.create_subprocess_exec(
-                    *argv, stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True,
-                )  # fmt: skip
+                with launch(self.sandbox, argv, cwd=Path.cwd(), env=env) as how:
+                    process = await asyncio.create_subprocess_exec(
+                        *how.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                        stderr=stderr, env=how.env, pass_fds=how.pass_fds, start_new_session=True,
+                    )  # fmt: skip
             except OSError as error:
                 await self._end(table, seats, None)
                 return Outcome(

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from referee import log
 from referee.commands import filled, placeholder_env
-from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment
+from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment, launch
 from referee.tournament.config import Entrant
 from referee.tournament.limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
@@ -68,7 +68,8 @@ class _Output:
         self.task = asyncio.create_task(self._copy())
 
     async def _copy(self) -> None:
-        with self.path.open("ab") as out:
+        # Owner only, as every file of the referee's: a bot's log may hold what its seat saw.
+        with os.fdopen(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
             written = out.tell()
             while chunk := await self.stream.read(_READ_CHUNK):
                 if written > self.cap:
@@ -114,18 +115,17 @@ class _Run:
         stderr (and stdout) into log_path."""
         _check_program(argv[0], cwd, env)
         cgroups = Cgroups.find()
-        cgroup = None if cgroups is None else cgroups.child(limits.memory_bytes)
+        cgroup = None if cgroups is None else cgroups.child(limits.memory_bytes, cpus=limits.cpus)
         log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         pipe = asyncio.subprocess.PIPE
-        if sandbox is not None:
-            argv = sandbox.wrap(argv, cwd=cwd or Path.cwd())
         try:
-            process = await asyncio.create_subprocess_exec(
-                *launch_argv(argv, limits, cgroup), cwd=cwd, env=env, start_new_session=True,
-                stdin=pipe if stdin else asyncio.subprocess.DEVNULL,
-                stdout=pipe if output_too else asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.STDOUT if output_too else pipe,
-            )  # fmt: skip
+            with launch(sandbox, argv, cwd=cwd or Path.cwd(), env=env) as how:
+                process = await asyncio.create_subprocess_exec(
+                    *launch_argv(how.argv, limits, cgroup), cwd=cwd, env=how.env, pass_fds=how.pass_fds,
+                    start_new_session=True, stdin=pipe if stdin else asyncio.subprocess.DEVNULL,
+                    stdout=pipe if output_too else asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.STDOUT if output_too else pipe,
+                )  # fmt: skip
         except OSError as error:
             if cgroup is not None:
                 cgroup.remove()

@@ -192,6 +192,10 @@ class _HostActor:
         """Where this host's bots' logs are, on its machine."""
         return self.host.logs
 
+    async def isolation(self) -> str:
+        """How this host's bots are walled in and held to their limits, on its machine."""
+        return self.host.isolation
+
     async def open(self, order: GameOrder) -> list[RemoteSeat]:
         """GameHost.open."""
         return await self.host.open(order)
@@ -221,6 +225,7 @@ class RayHost:
         self.node_id = node_id
         self.address = ""
         self.logs = ""
+        self.isolation = ""
         self.lost = False
 
     async def _call(self, method: str, *args: Any) -> Any:
@@ -302,6 +307,7 @@ class RayFleet:
                 )
             host.address = address
             host.logs = await host.actor.logs.remote()
+            host.isolation = await host.actor.isolation.remote()
             self.hosts.append(host)
         return list(self.hosts)
 

@@ -29,13 +29,14 @@ from typing import Protocol
 from referee.match.messages import MatchResult
 from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
-from referee.sandbox import Sandbox, SandboxUnavailableError, check_available
+from referee.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailableError, check_available
 from referee.server.front import MatchExistsError
 from referee.server.serve import RunningServer, start_server
 from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
 from referee.tournament.config import TournamentConfig
+from referee.tournament.limits import enforcement
 
 # What a host must share with its coordinator to play the same games the same way: the
 # referee (rules, match, server, replay) and the sample bots and SDK that local entrants run.
@@ -138,6 +139,7 @@ class GameHost:
         self._traffic = Traffic()
         self.address = ""
         self.logs = str(self.log_dir)  # where bots connect, once started
+        self.isolation = ""  # how its bots are walled in and held to their limits, once started
 
     @property
     def traffic(self) -> Traffic:
@@ -249,12 +251,16 @@ class GameHost:
         """The sandbox of this host's bots (None: none asked for, or no local entrant); the
         private folders it hides are made here, mode 0700, before any bot starts."""
         config = self.config
-        if not config.sandbox or all(entrant.remote for entrant in config.entrants):
+        if all(entrant.remote for entrant in config.entrants):
+            return None
+        if not config.sandbox:
+            self.isolation = f"bots without a sandbox (--no-sandbox: {NO_SANDBOX}); {enforcement()}"
             return None
         try:
-            check_available()
+            isolation = check_available()
         except SandboxUnavailableError as error:
             raise HostError(str(error)) from None
+        self.isolation = f"bots in a sandbox ({isolation.describe()}); {enforcement()}"
         # Made now, so that each is masked: a folder made later inside one a bot may read would show.
         for folder in (self.replay_dir, self.log_dir, config.live_dir, config.replay_dir):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -433,6 +439,7 @@ class Host(Protocol):
     address: str
     capacity: int
     logs: str  # where its bots' logs are, on its machine
+    isolation: str  # how its bots are walled in and held to their limits, on its machine
 
     async def open(self, order: GameOrder) -> list[RemoteSeat]:
         """Create the game and seat the local bots; the seats remote bots play."""

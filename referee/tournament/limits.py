@@ -10,7 +10,13 @@
   address space for 47 MB resident, the Node example 1062 MB for 66 MB, and Node does not even
   start under 1 GiB of address space ("Failed to reserve virtual memory for CodeRange"). A
   limit on address space would have to be ten times the memory meant.
-- Pinning: sched_setaffinity, inherited by the process's children.
+- Pinning: sched_setaffinity, inherited by the process's children; and where a cpuset cgroup is
+  ours to write (v2 with cpuset delegated, or v1's cpuset), that cgroup's cpuset.cpus, which the
+  bot cannot widen as it can its affinity.
+- Tasks: pids.max (MAX_TASKS) in the bot's cgroup, where the pids controller is ours.
+
+`enforcement()` says, in a line the tournament prints at its start, which of these hold for the
+whole process tree on this machine and which fall back to something weaker.
 
 The limits are set in the child by a launcher (LAUNCHER, a few lines of Python run as
 `python -I -S -c`) that then execs the bot's program, so the process id stays the bot's. Not
@@ -217,14 +223,31 @@ class Cgroups:
         v2 = find_cgroups(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"), os.environ.get(CGROUP_ENV))
         return v2 or find_cgroups_v1(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"))
 
-    def child(self, memory_bytes: int | None, tasks: int = MAX_TASKS) -> BotCgroup | None:
-        """A new child cgroup holding at most `memory_bytes` and `tasks`; None if it cannot be made."""
+    def controllers(self) -> set[str]:
+        """The controllers its children have ("cpu" stands for cpu.stat, which v2 always keeps)."""
+        try:
+            found = set((self.parent / "cgroup.subtree_control").read_text().split())
+        except OSError:
+            found = set()
+        return (found & {"memory", "pids", "cpuset"}) | {"cpu"}
+
+    def describe(self) -> str:
+        """Where the limits are enforced (see enforcement())."""
+        return _statement(f"cgroup v2 ({self.parent})", self.controllers())
+
+    def child(
+        self, memory_bytes: int | None, tasks: int = MAX_TASKS, cpus: tuple[int, ...] = ()
+    ) -> BotCgroup | None:
+        """A new child cgroup holding at most `memory_bytes` and `tasks`, on `cpus` (all if none);
+        None if it cannot be made."""
         self._count += 1
         path = self.parent / f"tichu-bot-{os.getpid()}-{self._count}"
         try:
             path.mkdir()
             if memory_bytes is not None:
                 (path / "memory.max").write_text(str(memory_bytes))
+            if cpus and "cpuset" in self.controllers():
+                (path / "cpuset.cpus").write_text(_cpu_list(cpus))
             for name, value in (
                 ("memory.swap.max", "0"),
                 ("memory.oom.group", "1"),
@@ -246,12 +269,27 @@ class CgroupsV1:
         self.parents = parents  # "memory" / "pids" / "cpu" -> the folder children are made in
         self._count = 0
 
-    def child(self, memory_bytes: int | None, tasks: int = MAX_TASKS) -> BotCgroup | None:
-        """A new child in each hierarchy; None if a memory limit is asked and its child cannot be made."""
+    def controllers(self) -> set[str]:
+        """The hierarchies its children are made in ("cpu" stands for cpuacct)."""
+        return set(self.parents)
+
+    def describe(self) -> str:
+        """Where the limits are enforced (see enforcement())."""
+        names = {"cpu": "cpuacct"}
+        controllers = ", ".join(names.get(c, c) for c in self.parents)
+        return _statement(f"cgroup v1 ({controllers})", self.controllers())
+
+    def child(
+        self, memory_bytes: int | None, tasks: int = MAX_TASKS, cpus: tuple[int, ...] = ()
+    ) -> BotCgroup | None:
+        """A new child in each hierarchy (cpuset only for `cpus`); None if a memory limit is asked
+        and its child cannot be made."""
         self._count += 1
         name = f"tichu-bot-{os.getpid()}-{self._count}"
         folders: dict[str, Path] = {}
         for controller, parent in self.parents.items():
+            if controller == "cpuset" and not cpus:
+                continue  # a v1 cpuset child takes no task before its CPUs and memory nodes are set
             path = parent / name
             try:
                 path.mkdir()
@@ -261,6 +299,9 @@ class CgroupsV1:
                         (path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
                 if controller == "pids":
                     (path / "pids.max").write_text(str(tasks))
+                if controller == "cpuset":
+                    (path / "cpuset.mems").write_text((parent / "cpuset.mems").read_text().strip())
+                    (path / "cpuset.cpus").write_text(_cpu_list(cpus))
             except OSError:
                 with contextlib.suppress(OSError):
                     path.rmdir()
@@ -273,14 +314,15 @@ class CgroupsV1:
 
 
 def find_cgroups_v1(mountinfo: Path, own: Path) -> CgroupsV1 | None:
-    """The v1 hierarchies (memory, pids, cpuacct) where this process may make a child of its own cgroup."""
+    """The v1 hierarchies (memory, pids, cpuacct, cpuset) where this process may make a child of its
+    own cgroup."""
     try:
         mounts = [line.split() for line in mountinfo.read_text().splitlines()]
         memberships = [line.split(":", 2) for line in own.read_text().splitlines()]
     except OSError:
         return None
     parents: dict[str, Path] = {}
-    for controller, key in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpuacct")):
+    for controller, key in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpuacct"), ("cpuset", "cpuset")):
         mount = next(
             (
                 Path(f[4])
@@ -301,6 +343,56 @@ def find_cgroups_v1(mountinfo: Path, own: Path) -> CgroupsV1 | None:
             continue
         parents[controller] = parent
     return CgroupsV1(parents) if parents else None
+
+
+def enforcement() -> str:
+    """Which of a bot's limits hold for its whole process tree on this machine, and what stands in
+    for the others: one line for the organiser."""
+    found = Cgroups.find()
+    if found is None:
+        return _statement("", set())
+    return found.describe()
+
+
+def enforced() -> set[str]:
+    """The controllers that hold a bot's whole tree here: "memory", "cpu" (its CPU time), "pids"
+    and "cpuset" (its pinning), those this machine lets us use."""
+    found = Cgroups.find()
+    return set() if found is None else found.controllers()
+
+
+def _statement(where: str, controllers: set[str]) -> str:
+    """`where` holds `controllers`: what that enforces for the whole tree, and what falls back."""
+    held, weaker = [], []
+    if "memory" in controllers:
+        held.append("memory")
+    else:
+        weaker.append(
+            f"memory by a watchdog that reads the tree every {WATCH_S} s (it can overshoot in between)"
+        )
+    if "cpu" in controllers:
+        held.append("CPU time")
+    else:
+        weaker.append("CPU time per process only (RLIMIT_CPU: each child counts its own)")
+    if "pids" in controllers:
+        held.append(f"{MAX_TASKS} tasks")
+    else:
+        weaker.append("no limit on tasks")
+    if "cpuset" in controllers:
+        held.append("pinning")
+    else:
+        weaker.append("pinning by affinity only (a bot may widen it)")
+    if not where:
+        return (
+            "limits without a cgroup (none here that this process may write: v2 with the memory "
+            "controller delegated, or v1's memory): " + "; ".join(weaker)
+        )
+    text = f"limits by {where}, for each bot's whole process tree: {', '.join(held)}"
+    return text + (f"; weaker: {'; '.join(weaker)}" if weaker else "")
+
+
+def _cpu_list(cpus: tuple[int, ...]) -> str:
+    return ",".join(str(cpu) for cpu in sorted(cpus))
 
 
 def find_cgroups(mountinfo: Path, own: Path, given: str | None) -> Cgroups | None:

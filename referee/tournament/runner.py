@@ -258,6 +258,8 @@ class Tournament:
                 file=self.out,
                 flush=True,
             )
+            if host.isolation:
+                print(f"  {host.isolation}", file=self.out, flush=True)
         return hosts
 
     @property

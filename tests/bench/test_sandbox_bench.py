@@ -1,4 +1,5 @@
-"""bench/sandbox_bench.py prints the time and CPU per game with and without the sandbox, side by side."""
+"""bench/sandbox_bench.py prints the time and CPU per game with and without the sandbox, side by
+side, and the parts of that cost: a gRPC call over each transport, a process's start."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def test_main_prints_both_kinds_with_and_without_and_the_command(
         check_available()
     except SandboxUnavailableError as error:
         pytest.skip(str(error))
-    monkeypatch.setattr(sys, "argv", ["sandbox_bench.py", "--games", "2", "--rounds", "1"])
+    argv = ["sandbox_bench.py", "--games", "2", "--rounds", "1", "--calls", "200", "--starts", "2"]
+    monkeypatch.setattr(sys, "argv", argv)
     assert bench.main() == 0
     out = capsys.readouterr().out
     rows = re.findall(r"^  (a process per seat|shared workers) +(yes|no) +([\d.]+) +([\d.]+)$", out, re.M)
@@ -33,4 +35,10 @@ def test_main_prints_both_kinds_with_and_without_and_the_command(
     ]
     assert all(float(wall) > 0 and float(cpu) > 0 for _, _, wall, cpu in rows)
     assert len(re.findall(r"^ +ratio +[\d.]+ +[\d.]+$", out, re.M)) == 2
-    assert "Reproduce: .venv/bin/python bench/sandbox_bench.py --games 2 --rounds 1" in out
+    transports = re.findall(r"^    (TCP on loopback|Unix socket) +([\d.]+) us$", out, re.M)
+    assert [name for name, _ in transports] == ["TCP on loopback", "Unix socket"]
+    starts = re.findall(r"^    sandbox (no|yes) +([\d.]+) ms$", out, re.M)
+    assert [boxed for boxed, _ in starts] == ["no", "yes"]
+    assert all(float(figure) > 0 for _, figure in [*transports, *starts])
+    command = "bench/sandbox_bench.py --games 2 --rounds 1 --calls 200 --starts 2"
+    assert f"Reproduce: .venv/bin/python {command}" in out

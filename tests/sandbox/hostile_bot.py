@@ -1,12 +1,15 @@
 """A hostile entrant for the sandbox tests: it looks around, then plays its seat as RandomBot.
 
-    python hostile_bot.py MODE SERVER TOKEN TARGETS_JSON
+    python hostile_bot.py MODE SERVER TARGETS_JSON      (its seat token in $TICHU_TOKEN)
 
 probe: before playing, write what it could reach as one JSON line (prefixed REPORT) on its
 standard error, which is its seat's log: the processes it sees and may signal, every seat token
 it can read in another process's environment or arguments, the referee's files it can open, its
-environment, the TCP addresses it can connect to, and a daemon it leaves behind in a session of
-its own (its marker in TARGETS_JSON["marker"]), which must not outlive its game.
+environment, the TCP addresses and abstract Unix sockets it can connect to, whether a child of
+its own in a session of its own may hold more memory than the entrant's limit (it is killed if
+not), the CPUs it may run on once it asked for all of them, its own token (the test looks for
+it outside the sandbox), and a daemon it leaves behind in a session of its own (its marker in
+TARGETS_JSON["marker"]), which must not outlive its game.
 burn: start three children in sessions of their own that spin, and wait: together they pass the
 entrant's CPU limit long before one of them would, and only that limit ends them.
 hog-first: take memory without end before connecting: it never plays.
@@ -26,7 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODE, SERVER, TOKEN, TARGETS = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+MODE, SERVER, TARGETS = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+TOKEN = os.environ["TICHU_TOKEN"]
+HOG_S = 30  # how long a child over the memory limit is waited for, before the bot gives up on it
 TOKEN_IN_TEXT = re.compile(rb"TICHU_TOKEN=([A-Za-z0-9_-]+)|--token[= ]([A-Za-z0-9_-]+)")
 
 
@@ -67,6 +72,14 @@ def look_around() -> dict[str, Any]:
                 reachable.append(f"{host}:{port}")
             except OSError:
                 pass
+    for name in TARGETS.get("abstract", []):
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(2)
+            try:
+                probe.connect("\0" + name)
+                reachable.append(f"@{name}")
+            except OSError:
+                pass
     daemon = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(600)", TARGETS["marker"]],
         start_new_session=True,
@@ -83,7 +96,36 @@ def look_around() -> dict[str, Any]:
         "environment": sorted(os.environ),
         "daemon": daemon.pid,
         "uid": os.getuid(),
+        "hog_child": hog_child(),
+        "cpus": widened_affinity(),
+        "token": TOKEN,
     }
+
+
+def widened_affinity() -> list[int]:
+    """The CPUs it may run on after it asked for every CPU of the machine."""
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    return sorted(os.sched_getaffinity(0))
+
+
+def hog_child() -> int | None:
+    """A child in a session of its own takes 400 MB and keeps it: its exit code (-9 when the
+    entrant's memory limit killed it), or None if it still held that memory HOG_S later."""
+    hog = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; m = [bytearray(b'1') * (8 << 20) for _ in range(50)]; time.sleep(600)",
+        ],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        return hog.wait(HOG_S)
+    except subprocess.TimeoutExpired:
+        hog.kill()
+        return None
 
 
 def main() -> None:

@@ -5,12 +5,15 @@ board overlap in time; and the games still play to their end."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +22,7 @@ import pytest
 from referee.replay.signing import write_key_pair
 from referee.sandbox import NOBODY, PASSED_ENV, SandboxUnavailableError, check_available
 from referee.tournament.config import parse_config
+from referee.tournament.limits import enforced
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
 from tests.tournament.support import OUTPUTS, RANDOM
@@ -47,7 +51,7 @@ def tournament(
     tmp_path: Path, mode: str, targets: Mapping[str, object], extra: str = "", listen: str = ""
 ) -> str:
     """A duplicate board of the hostile entrant (a process per seat) against RandomBot."""
-    command = json.dumps([sys.executable, str(HOSTILE), mode, "{server}", "{token}", json.dumps(targets)])
+    command = json.dumps([sys.executable, str(HOSTILE), mode, "{server}", json.dumps(targets)])
     return f"""
 [tournament]
 seed = "sandbox-{mode}"
@@ -85,6 +89,61 @@ def survivors(marker: str) -> list[int]:
     return found
 
 
+class HostSpy:
+    """What a process outside every sandbox, as the referee's own user, could read while the games
+    run: the arguments and environment of every process this one started, in its PID namespace (a
+    sandboxed bot's own processes, in a namespace of their own, are not looked at: their
+    environment is theirs)."""
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()
+        self._namespace = os.readlink("/proc/self/ns/pid")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> HostSpy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            for pid in self._descendants():
+                try:
+                    if os.readlink(f"/proc/{pid}/ns/pid") != self._namespace:
+                        continue
+                    for name in ("cmdline", "environ"):
+                        self.seen.add(Path(f"/proc/{pid}/{name}").read_bytes())
+                except OSError:
+                    pass  # it ended while we looked
+
+    @staticmethod
+    def _descendants() -> list[int]:
+        parents = {}
+        for entry in os.listdir("/proc"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+                parents[int(entry)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        found, todo = [], [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            children = [child for child, parent in parents.items() if parent == pid]
+            found += children
+            todo += children
+        return found
+
+    def holding(self, secret: str) -> list[str]:
+        """What it saw that holds `secret`."""
+        return [
+            text.replace(b"\0", b" ").decode(errors="replace")
+            for text in self.seen
+            if secret.encode() in text
+        ]
+
+
 def reports(logs: Path) -> list[dict[str, object]]:
     """The hostile seats' REPORT lines, from their logs."""
     found = []
@@ -99,11 +158,18 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     as_nobody = sandbox_or_skip()
+    pinned = "cpuset" in enforced()
     monkeypatch.setenv("TICHU_ORGANISER_TOKEN", "the-organiser-token-must-not-reach-a-bot")
     write_key_pair(tmp_path / "keys" / "signing.pem")
     port = free_port()
     out_dir = tmp_path / "out"
     marker = f"tichu-hostile-daemon-{os.getpid()}"
+    # Listening on this machine, outside the sandbox: every interface, and the abstract Unix
+    # socket namespace (where, say, X11 and some daemons listen): the bot must reach neither.
+    listener = socket.create_server(("0.0.0.0", 0))
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind(f"\0{marker}")
+    abstract.listen()
     targets = {
         "pids": [os.getpid(), os.getppid()],  # the referee (this process), and its parent
         "files": [
@@ -114,14 +180,16 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
             str(tmp_path / "keys" / "signing.pem"),
             str(tmp_path / "t.toml"),
         ],
-        "tcp": [["127.0.0.1", port]],
+        "tcp": [["127.0.0.1", port], ["127.0.0.1", listener.getsockname()[1]]],
+        "abstract": [marker],
         "marker": marker,
     }
-    config = parse_config(
-        tournament(tmp_path, "probe", targets, listen=f'listen = "127.0.0.1:{port}"'), tmp_path / "t.toml"
-    )
+    limits = "memory_mb = 150\ncpus = [0]"
+    text = tournament(tmp_path, "probe", targets, limits, listen=f'listen = "127.0.0.1:{port}"')
+    config = parse_config(text, tmp_path / "t.toml")
     out = io.StringIO()
-    assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
+    with listener, abstract, HostSpy() as spy:
+        assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
     store = Store(config.database)
     try:
         games = store.games()
@@ -153,20 +221,30 @@ def test_a_hostile_entrant_sees_reads_signals_and_reaches_nothing_of_the_others(
         assert set(environment) <= allowed_env, set(environment) - allowed_env
         if as_nobody:
             assert report["uid"] == NOBODY
+        # A child in a session of its own is held to the entrant's memory limit as well.
+        assert report["hog_child"] == -signal.SIGKILL, report["hog_child"]
+        if pinned:  # pinned by a cpuset cgroup: asking for more CPUs gets none
+            assert report["cpus"] == [0], report["cpus"]
+        # Its token crossed into the sandbox where no process outside it could read it.
+        assert isinstance(report["token"], str) and spy.holding(report["token"]) == []
+    assert [text for text in spy.seen if b"bwrap\0--args" in text], "the spy saw no bot start"
+    assert spy.holding("TICHU_TOKEN=") == []
     assert survivors(marker) == [], "a daemon of the bot outlived its game"
     # The two tables of the board were played at the same time.
     spans = sorted((a.started_at or 0.0, a.ended_at or 0.0) for a in attempts)
     assert len(spans) == 2 and spans[1][0] < spans[0][1], spans
     # The referee's files are its own; the replays are published now that the board is over.
     assert (out_dir / "results.sqlite").stat().st_mode & 0o077 == 0
+    logs = list((out_dir / "logs").iterdir())
+    assert logs and all(p.stat().st_mode & 0o077 == 0 for p in [out_dir / "logs", *logs])
     replays = sorted((out_dir / "replays").glob("*.jsonl"))
     assert len(replays) == 2 and all(p.stat().st_mode & 0o077 == 0 for p in replays)
     assert list((out_dir / "live").glob("*.jsonl")) == []
 
 
-def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[str], str]:
+def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[str], str, list[float]]:
     """A board where the hostile entrant never plays (`mode`) within `limit`: each game a forfeit
-    of its team; the exit reasons stored and the run's output."""
+    of its team; the exit reasons stored, the run's output and each attempt's length in seconds."""
     write_key_pair(tmp_path / "keys" / "signing.pem")
     targets = {"pids": [], "files": [], "tcp": [], "marker": marker}
     config = parse_config(tournament(tmp_path, mode, targets, limit), tmp_path / "t.toml")
@@ -176,6 +254,7 @@ def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[s
     try:
         games = store.games()
         reasons = {s.exit_reason for s in store.seat_stats() if s.exit_reason}
+        lengths = [(a.ended_at or 0.0) - (a.started_at or 0.0) for a in store.attempts()]
     finally:
         store.close()
     # Ended by the host's word that the seat is gone, not by the start timeout (120 s here).
@@ -184,21 +263,32 @@ def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[s
         assert game.forfeit and game.forfeiting_team is not None
         assert game.players[game.forfeiting_team] == "hostile"
         assert re.search(r"seat \d was gone before it connected \(", game.reason or ""), game.reason
-    return reasons, out.getvalue()
+    return reasons, out.getvalue(), lengths
 
 
 def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Path) -> None:
     sandbox_or_skip()
     marker = f"tichu-hostile-burn-{os.getpid()}"
-    reasons, output = forfeited(tmp_path, "burn", "cpu_seconds = 2", marker)
+    reasons, output, _ = forfeited(tmp_path, "burn", "cpu_seconds = 2", marker)
     # Three children in sessions of their own spin: together they pass 2 s of CPU long before
     # any one of them would, and the whole tree is stopped for it.
     assert reasons == {"CPU limit of 2 s exceeded (by its processes together)"}, (reasons, output)
     assert survivors(marker) == [], "a spinning child outlived its game"
 
 
-def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(tmp_path: Path) -> None:
+def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     sandbox_or_skip()
-    reasons, output = forfeited(tmp_path, "hog-first", "memory_mb = 150", "unused")
-    assert reasons == {"memory limit of 150 MiB exceeded"}
-    assert "memory limit of 150 MiB exceeded" in output
+    monkeypatch.setenv("TICHU_LOG_LEVEL", "warning")
+    reasons, output, lengths = forfeited(tmp_path, "hog-first", "memory_mb = 150", "unused")
+    why = "memory limit of 150 MiB exceeded"
+    assert reasons == {why}  # the store's seat_stats
+    # The run's output: a line as it happened, and the standings' section on forfeits.
+    assert re.search(rf"seat \d \(hostile\) ended early: {why}", output), output
+    assert re.search(rf"Forfeits and bots that ended early.*{why}", output, re.S), output
+    # The log: the process's end and the seat's withdrawal, each with the reason.
+    logged = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    assert any(e["event"] == "bot_process_ended" and e["reason"] == why for e in logged), logged
+    assert any(e["event"] == "seat_withdrawn" and why in e["reason"] for e in logged), logged
+    assert lengths and max(lengths) < 10, lengths  # not the start timeout of 120 s

@@ -340,6 +340,8 @@ def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(
     (root / "bots" / "cgroup.subtree_control").write_text("cpu memory\n")
     found = find_cgroups(mountinfo, own, None)
     assert found is not None and found.parent == root / "bots"  # its own cgroup comes first
+    assert found.controllers() == {"memory", "cpu"}
+    assert "weaker: no limit on tasks; pinning by affinity only" in found.describe()
     child = found.child(64 << 20)
     assert child is not None and child.version == 2
     folder = child.folders["memory"]
@@ -361,19 +363,28 @@ def test_cgroup_v1_hierarchies_hold_memory_tasks_and_the_tree_s_cpu_time(tmp_pat
     from referee.tournament.limits import MAX_TASKS, find_cgroups_v1
 
     mounts, memberships = [], []
-    for number, key in enumerate(("memory", "pids", "cpuacct")):
+    for number, key in enumerate(("memory", "pids", "cpuacct", "cpuset")):
         folder = tmp_path / key / "session"
         folder.mkdir(parents=True)
         mounts.append(f"{30 + number} 24 0:{26 + number} / {tmp_path / key} rw - cgroup cgroup rw,{key}")
         memberships.append(f"{number + 2}:{key}:/session")
+    (tmp_path / "cpuset" / "session" / "cpuset.mems").write_text("0\n")
     mountinfo = tmp_path / "mountinfo"
     mountinfo.write_text("\n".join(mounts) + "\n")
     own = tmp_path / "self-cgroup"
     own.write_text("\n".join(memberships) + "\n0::/\n")
     found = find_cgroups_v1(mountinfo, own)
-    assert found is not None and set(found.parents) == {"memory", "pids", "cpu"}
+    assert found is not None and found.controllers() == {"memory", "pids", "cpu", "cpuset"}
+    assert found.describe() == (
+        "limits by cgroup v1 (memory, pids, cpuacct, cpuset), for each bot's whole process tree: "
+        f"memory, CPU time, {MAX_TASKS} tasks, pinning"
+    )
+    pinned = found.child(None, cpus=(1, 0))
+    assert pinned is not None and (pinned.folders["cpuset"] / "cpuset.cpus").read_text() == "0,1"
+    assert (pinned.folders["cpuset"] / "cpuset.mems").read_text() == "0"  # before any task joins
     child = found.child(64 << 20)
     assert child is not None and child.version == 1
+    assert "cpuset" not in child.folders  # no pinning asked: no cpuset of its own
     assert (child.folders["memory"] / "memory.limit_in_bytes").read_text() == str(64 << 20)
     assert (child.folders["pids"] / "pids.max").read_text() == str(MAX_TASKS)
     assert len(child.procs_files) == 3  # the launcher joins every hierarchy
@@ -388,3 +399,21 @@ def test_cgroup_v1_hierarchies_hold_memory_tasks_and_the_tree_s_cpu_time(tmp_pat
     )
     assert child.oom_killed()
     assert find_cgroups_v1(tmp_path / "no-mountinfo", own) is None
+
+
+def test_the_limits_statement_says_what_falls_back_where_no_cgroup_holds_the_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from referee.tournament.limits import Cgroups, enforced, enforcement
+
+    monkeypatch.setattr(Cgroups, "find", staticmethod(lambda: None))
+    assert enforced() == set()
+    statement = enforcement()
+    assert statement.startswith("limits without a cgroup")
+    for weaker in (
+        "memory by a watchdog",
+        "CPU time per process only",
+        "no limit on tasks",
+        "pinning by affinity",
+    ):
+        assert weaker in statement
