@@ -151,10 +151,9 @@ def test_placeholders_are_filled_wherever_they_stand() -> None:
     ]
 
 
-def test_the_readme_describes_every_check() -> None:
-    from pathlib import Path
+def test_the_docs_describe_every_check() -> None:
+    from tests.docs import page
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Checking a bot: `tichu check-bot`", 1)[1].split("\n### ", 1)[0]
+    section = page("bots/check-bot.md")
     rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
     assert rows == {c.name for c in all_checks()}
