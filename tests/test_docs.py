@@ -123,7 +123,7 @@ def test_the_console_commands_run_as_shown(path: Path, tmp_path: Path) -> None:
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(ROOT),
-        "COLUMNS": "100",
+        "COLUMNS": "80",
         "TICHU_LOG_LEVEL": "error",
     }
     checker = doctest.OutputChecker()
