@@ -4,22 +4,55 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure test-compiled fast pure lint buf buf-checks bench proto clean
+.PHONY: demo test test-pure test-compiled fast pure lint buf buf-checks bench proto clean docs docs-serve package
+
+# What each target needs, and no more: the demo only the project and its runtime dependencies;
+# the development tools ([dev]) for the tests, lint and builds; Ray ([ray]) for the suite; the
+# site's tools ([docs]) for make docs. Each step says what it installs.
+DEPS = $(shell $(PYTHON) -c "import tomllib; print(', '.join(d.split(';')[0].replace(' ', '') for d in tomllib.load(open('pyproject.toml', 'rb'))['project']$(1)))" 2>/dev/null)
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	@echo "make: installing into $(VENV): the project (tichu-referee, editable) and its runtime dependencies: $(call DEPS,['dependencies'])"
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+DEV_STAMP := $(VENV)/.installed-dev
+$(DEV_STAMP): $(STAMP)
+	@echo "make: installing the development tools ([dev]): $(call DEPS,['optional-dependencies']['dev'])"
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
 
 # Ray (the [ray] extra) only for what uses it: the suite and its lint, not the demo.
 RAY_STAMP := $(VENV)/.installed-ray
-$(RAY_STAMP): $(STAMP)
+$(RAY_STAMP): $(DEV_STAMP)
+	@echo "make: installing Ray ([ray]): $(call DEPS,['optional-dependencies']['ray'])"
 	$(BIN)/pip install --quiet -e '.[dev,ray]'
 	touch $(RAY_STAMP)
 
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	@echo "make: installing the documentation tools ([docs]): $(call DEPS,['optional-dependencies']['docs'])"
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/tichu demo
+
+# The documentation site, strict: a broken link, a missing anchor or page fails the build.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "make docs: the site is in site/ (make docs-serve serves it on http://127.0.0.1:8000)"
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# The wheel and the sdist (dist/), checked by twine as a package index would.
+package: $(DEV_STAMP)
+	rm -rf dist
+	mkdir -p build && $(BIN)/python -m build --outdir dist . >build/package.log 2>&1 || { tail -20 build/package.log; exit 1; }
+	$(BIN)/twine check --strict dist/*
 
 lint: $(RAY_STAMP)
 	$(BIN)/ruff check .
@@ -64,7 +97,7 @@ COPY_TREE = find $(COMPILED) -type f ! -name '*.so' ! -name .built ! -name build
 	&& { git ls-files -z --cached --others --exclude-standard 2>/dev/null \
 		|| find . \( -path ./.venv -o -path ./build -o -path ./.git \) -prune -o -type f ! -name '*.so' -print0; } \
 	| tar --null --ignore-failed-read -T - -c | tar -x -C $(COMPILED)
-$(COMPILED)/.built: $(STAMP) setup.py $(wildcard referee/rules/*.py)
+$(COMPILED)/.built: $(DEV_STAMP) setup.py $(wildcard referee/rules/*.py)
 	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
 	$(COPY_TREE)
 	cd $(COMPILED) && TICHU_COMPILE=1 $(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace >build.log 2>&1 \
@@ -80,7 +113,7 @@ test-compiled: $(RAY_STAMP)
 	else echo "test-compiled: skipped, no C compiler (cc) on this machine"; fi
 
 # The compiled engine in this tree itself, for bot authors (`make pure` undoes it).
-fast: $(STAMP)
+fast: $(DEV_STAMP)
 	TICHU_COMPILE=1 $(BIN)/python setup.py --quiet build_ext --inplace
 	$(BIN)/python -c "import referee.rules as r; assert r.COMPILED, 'the compiled build did not load'"
 
@@ -99,9 +132,9 @@ bench: $(RAY_STAMP)
 	$(BIN)/python bench/cluster_bench.py
 
 # The stubs, and the JSON Schema of the payloads (proto/tichu/v1/schema/), from the engine's types.
-proto: $(STAMP)
+proto: $(DEV_STAMP)
 	$(BIN)/python -m referee.wire.generate
 	$(BIN)/python -m referee.wire.schema
 
 clean: pure
-	rm -rf $(VENV) $(BUF_DIR)/node_modules build .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BUF_DIR)/node_modules build dist site .mypy_cache .pytest_cache .ruff_cache .hypothesis

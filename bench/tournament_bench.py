@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from clients.connect import load_bot  # noqa: E402 (after the path is set)
+from clients.loading import load_bot  # noqa: E402 (after the path is set)
 from clients.local import play_match  # noqa: E402
 from referee.match.proof import match_seed  # noqa: E402
 from referee.server.codec import config_from_proto  # noqa: E402

@@ -5,18 +5,27 @@ The same Bot plays in-process against other bots (clients.local) and against a r
 decision owed, checks the answer against the legal set, replaces an illegal answer with a safe
 one (and logs it), and declines bomb windows at once when the hand holds no bomb that can beat
 the top, so a simple bot never spends time on them (R-BOMB-5 allows a client library to do so).
+
+Each answer the Harness had to replace, and each exception a bot method raised, is also told to
+the observers of `observe_replacements` as a Replacement (`tichu check-bot` grades the bot on
+them: with TICHU_SDK_REPORT=stderr in its environment, the SDK writes each as a line to stderr).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import structlog
 
+from referee.commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
 from referee.rules import (
     Action,
     CallTichu,
@@ -37,7 +46,7 @@ from referee.rules import (
     mask_of,
 )
 from referee.rules.actions import make_exchange
-from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX
+from referee.rules.cards import DRG_INDEX, PHX, PHX_INDEX, RANK_MASKS, format_cards, rank_name
 from referee.rules.combos import has_bomb
 from referee.rules.legal import kind_owed
 from referee.rules.state import opponents_of, partners_of, team_of
@@ -48,9 +57,11 @@ __all__ = [
     "Harness",
     "HarnessStats",
     "Rejection",
+    "Replacement",
     "combo_of",
     "decision_kind",
     "exchange_recipients",
+    "observe_replacements",
     "opponents",
     "safe_action",
     "sensible_exchange",
@@ -72,6 +83,46 @@ class Rejection:
     message: str
     request_id: int
     state_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """An answer of the bot that the SDK did not send as it was, or an exception a method raised."""
+
+    method: str  # the Bot method asked, e.g. "play"
+    situation: str  # the decision owed and what the seat saw, on one line
+    problem: str  # why the answer could not be sent as it was
+    answer: str = ""  # what the method returned ("" when it raised)
+    sent: str = ""  # what the SDK sent instead ("" when nothing was owed: on_event, ...)
+    rule: str = ""  # the rule the answer broke, where one is known
+    traceback: tuple[str, ...] = ()  # the bot's own frames, when the method raised
+    fault: str = "answer_replaced"  # or "bot_raised", or "method_missing"
+
+    def describe(self) -> str:
+        """The replacement on one line: the method, the problem, the situation, what was sent."""
+        sent = f"; the SDK sent {self.sent} instead" if self.sent else ""
+        answer = f" (it returned {self.answer})" if self.answer else ""
+        return f"{self.method}(): {self.problem}{answer}, in {self.situation}{sent}"
+
+
+# Told of every Replacement, in order; see observe_replacements.
+_observers: list[Callable[[Replacement], None]] = []
+
+
+def observe_replacements(observer: Callable[[Replacement], None]) -> Callable[[], None]:
+    """Tell `observer` of every answer a Harness replaces from now on; returns what undoes it."""
+    _observers.append(observer)
+    return lambda: _observers.remove(observer)
+
+
+def _to_stderr(replacement: Replacement) -> None:
+    sys.stderr.write(SDK_REPORT_PREFIX + json.dumps(asdict(replacement)) + "\n")
+    sys.stderr.flush()
+
+
+# `tichu check-bot` asks for them so (referee.commands).
+if os.environ.get(SDK_REPORT_ENV) == "stderr":
+    _observers.append(_to_stderr)
 
 
 class Bot:
@@ -332,6 +383,8 @@ class Harness:
             self._log.warning(
                 "answer_replaced", kind=str(kind), answer=_show(answer), why=str(problem), sent=str(fallback)
             )
+            rule = "" if isinstance(answer, _Raised) else _rule_broken(obs, kind)
+            self._tell(_METHODS[kind], obs, answer, str(problem), str(fallback), rule)
             return fallback
 
     def wants_tichu_call(self, obs: Observation) -> bool:
@@ -342,14 +395,16 @@ class Harness:
         if answer is True:
             self.stats.calls += 1
             return True
-        if answer is not False and answer is not _FAILED:
+        if answer is not False and not isinstance(answer, _Raised):
             self._log.warning("answer_replaced", kind="call_tichu_now", answer=_show(answer), sent="no call")
+        if answer is not False:
+            self._tell("call_tichu_now", obs, answer, "call_tichu_now() must return True or False", "no call")
         return False
 
     def event(self, event: Event) -> None:
         """Pass an event to the bot; an exception there is logged, not raised (unless strict)."""
         if self._hears:
-            self._ask("on_event", event)
+            self._tell("on_event", event, self._ask("on_event", event))
 
     def rejection(self, rejection: Rejection) -> None:
         """Log a rejection and tell the bot."""
@@ -360,26 +415,57 @@ class Harness:
             message=rejection.message,
             request_id=rejection.request_id,
         )
-        self._ask("on_rejection", rejection)
+        self._tell("on_rejection", rejection, self._ask("on_rejection", rejection))
 
     def _ask(self, method: str, arg: Any) -> object:
         start = time.perf_counter()
         try:
             result: object = getattr(self.bot, method)(arg)
-        except Exception:
+        except Exception as error:
             if self.bot.strict:
                 raise
             self.stats.errors += 1
             self._log.exception("bot_failed", method=method)
-            return _FAILED
+            # The bot's own frames: those below this one.
+            frames = traceback.format_tb(error.__traceback__)[1:]
+            return _Raised(error, tuple(line.rstrip() for f in frames for line in f.splitlines()))
         finally:
             self.stats.think_s += time.perf_counter() - start
         return result
 
+    def _tell(
+        self, method: str, arg: object, answer: object, problem: str = "", sent: str = "", rule: str = ""
+    ) -> None:
+        """Tell the observers of a replaced answer or a raised exception (nothing else)."""
+        if not _observers or not (problem or isinstance(answer, _Raised)):
+            return
+        raised = answer if isinstance(answer, _Raised) else None
+        frames = raised.frames if raised else ()
+        fault = "bot_raised" if raised else "answer_replaced"
+        if raised:
+            problem = f"raised {raised}"
+            if isinstance(raised.error, NotImplementedError) and getattr(type(self.bot), method) is getattr(
+                Bot, method
+            ):
+                problem = f"is missing: {type(self.bot).__name__} must define {method}(obs)"
+                frames, fault = (), "method_missing"  # the SDK's own lines, not the bot's
+        replacement = Replacement(
+            method=method,
+            situation=_situation(arg),
+            problem=problem,
+            answer="" if raised else _show(answer),
+            sent=sent,
+            rule=rule,
+            traceback=frames,
+            fault=fault,
+        )
+        for observer in list(_observers):
+            observer(replacement)
+
     def _check(self, kind: DecisionKind, answer: object, obs: Observation) -> Action:
         """The action to send for a bot's answer, or _UnusableError."""
-        if answer is _FAILED:
-            raise _UnusableError("the bot raised an exception")
+        if isinstance(answer, _Raised):
+            raise _UnusableError(f"the bot raised {answer}")
         legal = obs.legal_decisions
         if kind is DecisionKind.GRAND_TICHU or kind is DecisionKind.TICHU_STEP:
             if not isinstance(answer, bool):
@@ -432,7 +518,42 @@ class Harness:
         return found
 
 
-_FAILED = object()
+@dataclass(frozen=True, slots=True)
+class _Raised:
+    """What a bot method raised instead of answering, with the bot's own traceback lines."""
+
+    error: Exception
+    frames: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{type(self.error).__name__}: {self.error}".rstrip(": ")
+
+
+def _situation(arg: object) -> str:
+    """What a bot method was asked about, on one line: the decision and what the seat saw."""
+    if not isinstance(arg, Observation):
+        return f"the {type(arg).__name__} {_show(arg)}"
+    kind = decision_kind(arg)
+    parts = [f"the {kind.name} decision" if kind is not None else "a moment with no decision owed"]
+    parts.append(f"seat {arg.seat}, hand {format_cards(arg.hand) or 'empty'}")
+    if arg.trick:
+        parts.append(f"on the table {format_cards(arg.trick[-1].cards)} of seat {arg.trick[-1].seat}")
+    if arg.wish:
+        parts.append(f"the wish {rank_name(arg.wish)}")
+    return " (".join(parts[:2]) + "".join(f", {p}" for p in parts[2:]) + ")"
+
+
+def _rule_broken(obs: Observation, kind: DecisionKind) -> str:
+    """The rule an unusable PLAY answer broke, where the legal list shows it: R-WISH-4 when every
+    legal play holds the wished rank (bombs aside, R-WISH-6)."""
+    if kind is not DecisionKind.PLAY or not obs.wish:
+        return ""
+    wished = RANK_MASKS[obs.wish]
+    plays = [a for a in obs.legal_decisions if isinstance(a, Play)]
+    bound = len(plays) == len(obs.legal_decisions) and all(
+        p.cards_mask & wished or has_bomb(p.cards_mask) for p in plays
+    )
+    return "R-WISH-4" if bound and any(p.cards_mask & wished for p in plays) else ""
 
 
 def _require(action: Action, legal: Sequence[Action]) -> Action:
@@ -444,7 +565,7 @@ def _require(action: Action, legal: Sequence[Action]) -> Action:
 
 def _show(answer: object) -> str:
     """The bot's answer for the log; a malformed one may not even print."""
-    if answer is _FAILED:
+    if isinstance(answer, _Raised):
         return "<exception>"
     try:
         return repr(answer)[:200]

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import json
 import os
 import re
@@ -33,6 +31,7 @@ import grpc
 import structlog
 
 from clients.bot import Bot, DecisionKind, Harness, Rejection
+from clients.loading import load_bot
 from referee import log as log_setup
 from referee.cli import attach_token_values
 from referee.match import PROTOCOL_VERSION
@@ -437,26 +436,6 @@ def run(bot: Bot, server: str, token: str, **options: Any) -> MatchResult:
 
 
 # ----------------------------------------------------------------------------- command line
-
-
-def load_bot(spec: str) -> Bot:
-    """A new bot from `MODULE:CLASS` (e.g. clients.random_bot:RandomBot or mybot.py:MyBot)."""
-    module_name, sep, class_name = spec.partition(":")
-    if not sep or not module_name or not class_name:
-        raise ValueError(f"expected MODULE:CLASS, e.g. clients.random_bot:RandomBot, not {spec!r}")
-    if module_name.endswith(".py"):
-        path = Path(module_name)
-        loaded = importlib.util.spec_from_file_location(path.stem, path)
-        if loaded is None or loaded.loader is None:
-            raise ValueError(f"cannot load {module_name}")
-        module = importlib.util.module_from_spec(loaded)
-        loaded.loader.exec_module(module)
-    else:
-        module = importlib.import_module(module_name)
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type) or not issubclass(cls, Bot):
-        raise ValueError(f"{spec} is not a subclass of clients.bot.Bot")
-    return cls()
 
 
 def add_bot_arguments(parser: argparse.ArgumentParser) -> None:

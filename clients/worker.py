@@ -21,7 +21,8 @@ import sys
 from typing import TextIO
 
 from clients.bot import Bot
-from clients.connect import ConnectError, connect, load_bot
+from clients.connect import ConnectError, connect
+from clients.loading import load_bot
 from referee import log as log_setup
 
 

@@ -1,4 +1,4 @@
-"""The `tichu` command line: demo, serve, bot, check-bot, rules, replay, tournament, keygen.
+"""The `tichu` command line: demo, match, new-bot, serve, bot, check-bot, rules, replay, tournament, keygen.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
 to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
@@ -87,9 +87,9 @@ def external_command(name: str) -> Command:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `tichu` console script."""
-    parser = argparse.ArgumentParser(
-        prog="tichu", description="Tichu Referee: rules engine, referee and bots"
-    )
+    from referee.cliformat import HelpParser  # its subparsers, and theirs, show their defaults
+
+    parser = HelpParser(prog="tichu", description="Tichu Referee: rules engine, referee and bots")
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a referee on localhost and four bot processes play one full game")
@@ -101,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="watch the game in a browser: serve the web face there (e.g. 127.0.0.1:8080) until Ctrl-C",
     )
+    match = sub.add_parser(
+        "match",
+        help="play your bot on a local referee against sample bots (or other bots), in one command",
+        usage="tichu match [OPTIONS] [BOT ...] [-- CMD ARGS... [-- CMD ARGS...]]",
+    )
+    new_bot = sub.add_parser("new-bot", help="write a starter bot NAME.py that runs, and a test for it")
     serve = sub.add_parser("serve", help="run the gRPC referee")
     bot = sub.add_parser("bot", help="play a Bot subclass (MODULE:CLASS) on a referee")
     check_bot = sub.add_parser(
@@ -108,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the conformance and chaos kit: grade a bot (MODULE:CLASS, or -- CMD ARGS...)",
         usage="tichu check-bot [OPTIONS] (MODULE:CLASS | -- CMD ARGS...)",
     )
-    sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
+    rules = sub.add_parser("rules", help="conformance: read JSON requests on stdin, answer JSON lines")
     replay = sub.add_parser("replay", help="verify, show or make a web page of a replay")
     tournament = sub.add_parser("tournament", help="run, resume or report a tournament between bots")
     keygen = sub.add_parser(
@@ -119,7 +125,21 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     command = argv[0] if argv else ""
     bot_command: list[str] = []  # check-bot: the bot's own command line, after "--"
-    if command == "serve":
+    bot_commands: list[list[str]] = []  # match: the bots' command lines, each after a "--"
+    if command == "match":
+        from referee.play import add_match_arguments, split_commands
+
+        add_match_arguments(match)
+        argv, bot_commands = split_commands(argv)
+    elif command == "new-bot":
+        from referee.newbot import add_new_bot_arguments
+
+        add_new_bot_arguments(new_bot)
+    elif command == "rules":
+        from referee.conformance import describe_ops
+
+        rules.description = describe_ops()
+    elif command == "serve":
         from referee.server.serve import add_serve_arguments
 
         add_serve_arguments(serve)
@@ -152,6 +172,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.http and not HTTP_ADDRESS.fullmatch(args.http):
             parser.error(f"--http takes HOST:PORT, e.g. 127.0.0.1:8080, not {args.http!r}")
         return run_match_demo(args.seed, http=args.http)
+    if args.command == "match":
+        from referee.play import run_match
+
+        args.bot_commands = bot_commands
+        return run_match(args)
+    if args.command == "new-bot":
+        from referee.newbot import run_new_bot
+
+        return run_new_bot(args)
     if args.command == "serve":
         from referee.server.serve import run_serve
 

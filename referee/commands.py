@@ -20,6 +20,11 @@ PLACEHOLDERS = {
     "seed": "TICHU_SEED",
     "match_id": "TICHU_MATCH_ID",
 }
+# A bot that runs on the Python SDK with SDK_REPORT_ENV=stderr in its environment writes each answer
+# the SDK had to replace (an exception, an illegal or malformed answer) to its standard error as a
+# line of SDK_REPORT_PREFIX and a JSON object (clients.bot.Replacement); `tichu check-bot` reads them.
+SDK_REPORT_ENV = "TICHU_SDK_REPORT"
+SDK_REPORT_PREFIX = "tichu-sdk-replacement "
 # What only one seat has: a command that serves many seats reads them on its standard input.
 PER_SEAT = frozenset({"token", "seat", "seed", "match_id"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

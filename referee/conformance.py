@@ -232,6 +232,35 @@ OPS: dict[str, Callable[[Request], Answer]] = {
 }
 
 
+# What `tichu rules --help` says of each op: its fields (optional ones in brackets) and its answer.
+OP_HELP = {
+    "classify": ("cards [top]", "every reading of a card set, against the single on the table"),
+    "legal": ("state seat", "the seat's legal actions in a tichu-state/1 position, and who is to act"),
+    "apply": (
+        "state seat action [compact]",
+        "the position after the action, and its events; or the rule broken",
+    ),
+    "new": ("[config] [seed] [compact]", "a new game's first position and events (a preset or flags)"),
+    "observe": ("state seat", "what the seat may see: the observation a bot gets"),
+    "default": ("state seat", "the action the referee takes for a seat that does not answer (R-DEF-1)"),
+}
+
+
+def describe_ops() -> str:
+    """The operations, for `tichu rules --help`."""
+    width = max(len(f"{op} {fields}") for op, (fields, _) in OP_HELP.items())
+    lines = [
+        "Reads one JSON request a line on standard input and writes one JSON answer a line, bad",
+        'input included: {"op": OP, FIELD: VALUE, ..., "id": ANY}. Answers are {"ok": true, ...} or',
+        '{"ok": false, "error": {"type", "rule", "message"}}; an "id" is echoed. The operations:',
+        "",
+        *(f"  {f'{op} {fields}':<{width}}  {text}" for op, (fields, text) in OP_HELP.items()),
+        "",
+        'e.g. echo \'{"op": "classify", "cards": "7s 7j"}\' | tichu rules',
+    ]
+    return "\n".join(lines)
+
+
 def _error(kind: str, message: str, rule: str | None) -> Answer:
     return {"ok": False, "error": {"type": kind, "rule": rule, "message": message}}
 
@@ -252,6 +281,8 @@ def answer(line: str) -> Answer:
     if "id" in request:
         head["id"] = request["id"]
     try:
+        if op is None:
+            raise _bad_request(f"a request needs an 'op': one of {', '.join(OPS)} (tichu rules --help)")
         if handler is None:
             raise _bad_request(f"unknown op {op!r}: expected one of {', '.join(OPS)}")
         return head | handler(request)

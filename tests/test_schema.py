@@ -30,7 +30,7 @@ from referee.rules.events import Event
 from referee.wire.schema import SCHEMA_DIR, describe, rendered, schemas, write
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").rglob("*.md")))
 VALIDATORS = {name: Draft202012Validator(schema) for name, schema in schemas().items()}
 
 
@@ -182,8 +182,8 @@ def test_the_schema_refuses_the_forms_the_wire_never_sends() -> None:
 
 
 def readme_table(heading: str, first_column: str) -> list[list[str]]:
-    """The rows of the first table under a README heading whose header starts with `first_column`."""
-    section = README.split(heading, 1)[1]
+    """The rows of the first table under a docs heading whose header starts with `first_column`."""
+    section = DOCS.split(heading, 1)[1]
     lines = section.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_column} |"))
     rows = []
@@ -202,7 +202,7 @@ def code(cell: str) -> str:
 
 def test_the_readme_observation_table_gives_the_schemas_fields_and_types() -> None:
     properties = schemas()["observation.json"]["properties"]
-    rows = readme_table("### What a bot sees: the Observation", "Field")
+    rows = readme_table("# What a bot sees: the Observation", "Field")
     documented = {code(row[0]): code(row[1]) for row in rows}
     assert len(documented) == len(rows), "a field is listed twice"
     assert set(documented) == set(properties), (
@@ -221,7 +221,7 @@ def test_the_readme_observation_table_gives_the_schemas_fields_and_types() -> No
 
 def test_the_readme_event_table_gives_the_schemas_events_fields_and_types() -> None:
     events = {e["properties"]["type"]["const"]: e["properties"] for e in schemas()["event.json"]["oneOf"]}
-    rows = readme_table("## Event JSON", "Type")
+    rows = readme_table("# Event JSON", "Type")
     documented = {code(row[0]): row[1] for row in rows}
     assert set(documented) == set(events)
     for name, cell in documented.items():

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee import log
+from referee.checkbot import sdk
 from referee.checkbot.checks import Check, Run, all_checks
 from referee.checkbot.proxy import Trace, start_proxy
 from referee.checkbot.report import Outcome, Report, Verdict
@@ -56,6 +57,7 @@ class Settings:
     grace_ms: int = 500
     check_timeout_s: float = 40.0  # a check that has not finished by then is graded as it stands
     parallel: int = 2  # checks run at once
+    lenient: bool = False  # grade as the referee sees it: not on the answers the SDK replaced
 
     def clock(self) -> ClockSettings:
         """The match clocks of every check: no time bank, no forfeits, no heartbeats, no start limit."""
@@ -147,7 +149,9 @@ class Kit:
             "ca_file": "",
         }
         # TICHU_INSECURE=1: the kit's referee is plaintext, as a tournament's local one is.
-        env = bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1"})
+        # The SDK's replaced answers are the bot's faults too, unless lenient (referee.checkbot.sdk).
+        reporting = {} if self.settings.lenient else sdk.REPORTING
+        env = bot_environment({**placeholder_env(values), "TICHU_INSECURE": "1", **reporting})
         argv = filled(self.command, values)
         stderr_path = self.log_dir / f"{check.name}.log"
         run = Run(clock, time.monotonic())
@@ -173,7 +177,8 @@ class Kit:
                 await self._end(table, seats, process)
         if run.exit_code is not None:
             run = replace(run, stderr_tail=_tail(stderr_path))
-        return check.grade(check, trace, run)
+        outcome = check.grade(check, trace, run)
+        return outcome if self.settings.lenient else sdk.graded(outcome, stderr_path)
 
     async def _watch(
         self, check: Check, trace: Trace, process: asyncio.subprocess.Process, clock: ClockSettings
@@ -255,6 +260,12 @@ def add_check_bot_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--parallel", type=int, default=defaults.parallel, help="checks run at once")
     parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="grade only what the referee sees: an exception or illegal answer that the Python SDK "
+        "replaced with a safe one is not a failure",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run the bot without the sandbox (bubblewrap) that tournaments use: it may then read "
@@ -296,7 +307,9 @@ def run_check_bot(args: argparse.Namespace) -> int:
         return 2
     # The kit's referee is an implementation detail: only its errors are worth a line.
     log.configure(level=os.environ.get(log.LEVEL_ENV, "ERROR"))
-    settings = Settings(args.decision_ms, args.window_ms, args.grace_ms, args.check_timeout, args.parallel)
+    settings = Settings(
+        args.decision_ms, args.window_ms, args.grace_ms, args.check_timeout, args.parallel, args.lenient
+    )
     label = args.bot or " ".join(command)
     try:
         report = run_kit(

@@ -32,6 +32,7 @@ class Outcome:
     detail: str = ""
     fault: str = ""  # e.g. "never_reconnected", "illegal_answer", "answered_twice"
     rule: str = ""  # the RULES.md rule ID the referee named, if any
+    traceback: tuple[str, ...] = ()  # the bot's own traceback lines, when one of its methods raised
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as a JSON object."""
@@ -42,6 +43,7 @@ class Outcome:
             "fault": self.fault,
             "rule": self.rule,
             "detail": self.detail,
+            "traceback": list(self.traceback),
         }
 
 
@@ -96,6 +98,7 @@ class Report:
                 lines.append(
                     f"        {label}: {printable(o.detail)}" if label else f"        {printable(o.detail)}"
                 )
+                lines.extend(f"          {printable(line)}" for line in o.traceback)
         counts = {v: sum(o.verdict is v for o in self.outcomes) for v in Verdict}
         lines.append(
             f"{counts[Verdict.PASSED]} passed, {counts[Verdict.FAILED]} failed, "

@@ -481,6 +481,7 @@ def _state_from_json(data: dict[str, Any]) -> State:
         st.played = sum(1 << s for s, v in enumerate(_per_seat(data, "played", n, False)) if v)
     st.active = sum(1 << s for s in range(n) if st.hands[s])
     _check_cards(st)
+    _check_position(st)
     return st
 
 
@@ -494,6 +495,36 @@ def full_hand_size(config: RulesConfig, dealer: int, seat: int) -> int:
     if config.players == 4:
         return 14
     return 10 if (seat - dealer) % config.players < 2 else 9
+
+
+def _check_position(st: State) -> None:
+    """Refuse a position of the play that cannot occur: a round that is already decided, or a seat
+    to act that is out (no cards, no gift to make)."""
+    if st.phase is not Phase.PLAY:
+        return
+    out, players = st.out, st.config.players
+    decided: tuple[str, str] | None = None
+    if players == 4 and len(out) >= 2 and team_of(out[0]) == team_of(out[1]):
+        decided = (f"seats {out[0]} and {out[1]}, partners, went out first and second", "R-END-3")
+    elif players == 4 and len(out) >= 3:
+        decided = ("three seats are out: the round ended when the third went out", "R-END-4")
+    elif players == 6 and len(out) >= 5:
+        decided = ("five seats are out: the round ended when the fifth went out", "R-V6-8")
+    elif (
+        players == 6
+        and len(out) >= 3
+        and st.config.v6_triple_victory_mode == "replace"
+        and team_of(out[0]) == team_of(out[1]) == team_of(out[2])
+    ):
+        decided = (f"seats {out[0]}, {out[1]} and {out[2]}, one team, went out first to third", "R-V6-8")
+    if decided is not None:
+        raise InvalidActionError(
+            f"this round is already decided, so the play cannot go on: {decided[0]}", decided[1]
+        )
+    if st.gift < 0 and not st.window and st.turn >= 0 and not st.hands[st.turn]:
+        raise InvalidActionError(
+            f"seat {st.turn} is to act but holds no cards: a seat that is out takes no turn", "R-END-2"
+        )
 
 
 def _check_cards(st: State) -> None:

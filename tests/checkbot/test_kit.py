@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -74,6 +75,38 @@ def test_a_bot_that_ignores_the_wish_fails_the_wish_check_with_the_rule() -> Non
     assert report.exit_code == 1
 
 
+@pytest.mark.parametrize(
+    ("bot", "checks", "fault", "rule", "words"),
+    [
+        ("NoPlay", ["wish"], "method_missing", "", "play(): is missing: NoPlay must define play(obs)"),
+        (
+            "RaisesInExchange",
+            ["opening"],
+            "bot_raised",
+            "",
+            "exchange(): raised RuntimeError: no gifts chosen for a hand of 14, in the EXCHANGE decision",
+        ),
+        ("IgnoresWish", ["wish"], "answer_replaced", "R-WISH-4", "play(): pass is not legal now"),
+    ],
+)
+def test_what_the_sdk_replaced_fails_the_check_naming_the_method_situation_and_cause(
+    bot: str, checks: list[str], fault: str, rule: str, words: str
+) -> None:
+    spec = f"tests.checkbot.sdk_bots:{bot}"
+    report = run_kit(bot_command(spec), spec, SETTINGS, only=checks)
+    outcome = report.outcome(checks[0])
+    assert outcome.verdict is Verdict.FAILED and outcome.fault == fault, report.render()
+    assert outcome.rule == rule and words in outcome.detail, report.render()
+    assert "the SDK sent" in outcome.detail, report.render()
+    if fault == "bot_raised":  # the bot's own traceback lines, down to where it raised
+        assert any("sdk_bots.py" in line and "choose_gifts" in line for line in outcome.traceback)
+        assert not any("clients/bot.py" in line for line in outcome.traceback)
+        assert outcome.traceback[-1].strip().startswith("raise RuntimeError")
+    # --lenient grades what the referee saw: the SDK's replacement was a legal answer.
+    lenient = run_kit(bot_command(spec), spec, replace(SETTINGS, lenient=True), only=checks)
+    assert lenient.passed, lenient.render()
+
+
 def test_the_command_line_prints_the_report_writes_json_and_exits_by_it(
     tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -118,10 +151,9 @@ def test_placeholders_are_filled_wherever_they_stand() -> None:
     ]
 
 
-def test_the_readme_describes_every_check() -> None:
-    from pathlib import Path
+def test_the_docs_describe_every_check() -> None:
+    from tests.docs import page
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Checking a bot: `tichu check-bot`", 1)[1].split("\n### ", 1)[0]
+    section = page("bots/check-bot.md")
     rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
     assert rows == {c.name for c in all_checks()}

@@ -10,8 +10,10 @@ from structlog.testing import capture_logs
 from clients.bot import (
     Bot,
     Harness,
+    Replacement,
     decision_kind,
     exchange_recipients,
+    observe_replacements,
     opponents,
     sensible_exchange,
     teammates,
@@ -28,6 +30,7 @@ from referee.rules import (
     GiftDragon,
     GrandTichu,
     Observation,
+    Pass,
     Phase,
     Play,
     RulesConfig,
@@ -40,6 +43,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules import DecisionKind as EngineDecisionKind
+from referee.rules.cards import parse_mask
 from tests.clients.fakes import BrokenBot
 from tests.rules.random_games import random_moves
 
@@ -69,6 +73,50 @@ def test_a_broken_bot_never_breaks_a_match(players: int) -> None:
     assert all(s.replaced == s.errors == 0 for s in outcome.seats if s.bot == "random")
     events = {entry["event"] for entry in logs}
     assert {"answer_replaced", "bot_failed"} <= events
+
+
+def test_each_replaced_answer_and_exception_is_told_to_the_observers() -> None:
+    told: list[Replacement] = []
+    stop = observe_replacements(told.append)
+    try:
+        with capture_logs():
+            outcome = play_match([BrokenBot(), RandomBot(), BrokenBot(), RandomBot()], seed=3, max_rounds=1)
+    finally:
+        stop()
+    broken = [s for s in outcome.seats if s.bot == "broken"]
+    # Every replaced decision, every exception (some in methods that owe no decision: on_event).
+    decisions = [r for r in told if r.sent and r.method != "call_tichu_now"]  # not counted as replaced
+    assert len(decisions) == sum(s.replaced for s in broken)
+    assert len([r for r in told if r.fault == "bot_raised"]) == sum(s.errors for s in broken)
+    raised = next(r for r in told if r.fault == "bot_raised")
+    assert raised.problem.startswith("raised ") and raised.traceback
+    assert not any("clients/bot.py" in line for line in raised.traceback)
+    assert all(r.situation for r in told)
+    # Once the observer is gone, it hears nothing.
+    heard = len(told)
+    with capture_logs():
+        play_match([BrokenBot(), RandomBot(), BrokenBot(), RandomBot()], seed=3, max_rounds=1)
+    assert len(told) == heard
+
+
+def test_a_bot_that_ignores_the_wish_is_told_as_breaking_r_wish_4() -> None:
+    class Passer(RandomBot):
+        def play(self, obs: Observation) -> Action:
+            return Pass()
+
+    told: list[Replacement] = []
+    stop = observe_replacements(told.append)
+    position = {"hands": ["7s 9j Kp", "2j", "5j", "9p"], "trick": [{"seat": 3, "cards": "MJ"}], "wish": "7",
+                "turn": 0, "played": [True] * 4}  # fmt: skip
+    try:
+        with capture_logs():
+            sent = Harness(Passer(), 0).decide(observe(state_from_json(position), 0))
+    finally:
+        stop()
+    assert sent == Play(parse_mask("7s"))
+    (replacement,) = told
+    assert replacement.rule == "R-WISH-4" and replacement.fault == "answer_replaced"
+    assert "the wish 7" in replacement.situation and replacement.method == "play"
 
 
 def test_a_strict_bot_raises_instead() -> None:

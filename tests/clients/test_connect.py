@@ -197,7 +197,7 @@ def test_load_bot_and_the_command_line(
     assert load_bot(f"{source}:Mine").name == "m"
     with pytest.raises(ValueError, match="MODULE:CLASS"):
         load_bot("clients.random_bot")
-    with pytest.raises(ValueError, match="not a subclass"):
+    with pytest.raises(ValueError, match="not derived from Bot"):
         load_bot("clients.bot:DecisionKind")
 
     no_token = argparse.ArgumentParser()

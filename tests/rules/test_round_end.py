@@ -19,6 +19,7 @@ from referee.rules import (
     Event,
     GiftDragon,
     IllegalActionError,
+    InvalidActionError,
     Pass,
     Phase,
     RulesConfig,
@@ -28,6 +29,7 @@ from referee.rules import (
     legal_actions,
     observe,
     owed,
+    state_from_json,
     to_act,
     without_next_deal,
 )
@@ -106,3 +108,29 @@ def check_round_end(before: State, move: Move, held: State, events: list[Event])
             if field.name not in REFEREE_ONLY:
                 assert getattr(folded, field.name) == getattr(truth, field.name), field.name
     assert playout(held, random.Random(1), rounds=1)[0] == held  # nothing to play on
+
+
+@pytest.mark.parametrize(
+    ("position", "rule", "words"),
+    [
+        # A round already decided 1-2 by seats 0 and 2 cannot play on (it would score as a normal one).
+        ({"hands": ["", "Ks", "", "5s"], "out": [0, 2], "turn": 1}, "R-END-3", "partners, went out first"),
+        ({"hands": ["", "", "Ks", ""], "out": [0, 1, 3], "turn": 2}, "R-END-4", "three seats are out"),
+        # A seat to act that is out has no legal decision.
+        ({"hands": ["", "Ks", "3s", "5s"], "out": [0], "turn": 0}, "R-END-2", "seat 0 is to act but"),
+    ],
+)
+def test_a_position_that_cannot_occur_is_refused_with_the_reason(
+    position: dict[str, object], rule: str, words: str
+) -> None:
+    with pytest.raises(InvalidActionError, match=words) as refused:
+        state_from_json({**position, "played": [True] * 4})
+    assert refused.value.rule == rule
+
+
+def test_an_out_seat_with_a_dragon_gift_to_make_is_a_position_that_occurs() -> None:
+    state = state_from_json(
+        {"hands": ["", "Ks", "3s", "5s"], "out": [0], "turn": 1, "gift": 0, "played": [True] * 4,
+         "trick": [{"seat": 0, "cards": "DRG"}], "passed": [1, 2, 3]}
+    )  # fmt: skip
+    assert state.gift == 0

@@ -33,7 +33,7 @@ from referee.server.limits import (
 from referee.visible import visible
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+LIMITS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "protocol" / "limits.md"
 # What clients send: the bot's stream and the three other RPCs' requests.
 CLIENT_MESSAGES = (pb.BotMessage, pb.WatchRequest, pb.CreateMatchRequest, pb.ListMatchesRequest)
 
@@ -91,8 +91,8 @@ def test_the_default_clocks_are_in_range() -> None:
             check_range(f"clock.{name}", value)
 
 
-def test_the_readme_shows_every_limit_and_range() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_show_every_limit_and_range() -> None:
+    text = LIMITS_PAGE.read_text(encoding="utf-8")
     rows = re.findall(r"^\| `([A-Za-z_.\[\]]+)` \| ([^|]+) \|", text, re.MULTILINE)
     for field, limit in LIMITS.items():
         assert (field, f"{limit.most:,} {limit.unit}") in rows, f"README: no row for {field}"

@@ -113,6 +113,6 @@ command = ["{sys.executable}", "-c", "import sys; print('no config file', file=s
     assert lines[0] == "an entrant cannot play, so no game was started:"
     named = {line.split()[1]: line for line in lines if line.startswith("  entrant ")}
     assert set(named) == {"wrongclass", "nomodule", "quitter"}, lines
-    assert "FirstBotX is not a subclass" in named["wrongclass"]
-    assert "No module named 'mybot'" in named["nomodule"]
+    assert "clients.random_bot has no 'FirstBotX'" in named["wrongclass"]
+    assert "no module named 'mybot'" in named["nomodule"]
     assert "exited with code 3" in named["quitter"] and "no config file" in named["quitter"]
