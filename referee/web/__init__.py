@@ -1,0 +1,1 @@
+"""The web face: an ASGI application (Starlette) with Jinja2 templates and static files."""
