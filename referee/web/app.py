@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import jinja2
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount
@@ -18,7 +20,10 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 WEB = Path(__file__).resolve().parent
-TEMPLATES = Jinja2Templates(directory=str(WEB / "templates"), autoescape=True)
+# Every template escapes what it prints: names come from bots, entrants and configs.
+TEMPLATES = Jinja2Templates(
+    env=jinja2.Environment(loader=jinja2.FileSystemLoader(str(WEB / "templates")), autoescape=True)
+)
 STATIC = WEB / "static"
 
 CSP = (
