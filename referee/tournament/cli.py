@@ -31,6 +31,11 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
                 "--log-lines", dest="live", action="store_const", const=False, help="plain progress lines"
             )
             action.add_argument(
+                "--http",
+                metavar="HOST:PORT",
+                help="serve the tournament's pages while it runs (e.g. 127.0.0.1:8080; port 0: any free one)",
+            )
+            action.add_argument(
                 "--no-sandbox",
                 action="store_true",
                 help="run the local entrants' bots without the sandbox (bubblewrap): each may then read "
@@ -92,6 +97,15 @@ def run_tournament_command(args: argparse.Namespace) -> int:
     if args.no_sandbox:
         config = dataclasses.replace(config, sandbox=False)
         print("tichu tournament: --no-sandbox: the bots run without a sandbox", file=sys.stderr)
+    http = None
+    if args.http:
+        from referee.web.http import parse_http
+
+        try:
+            http = parse_http(args.http)
+        except ValueError as error:
+            print(f"tichu tournament: {error}", file=sys.stderr)
+            return 2
     fleet = None
     if args.ray:
         from referee.tournament.cluster import RayFleet, parse_ray_target
@@ -106,7 +120,7 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         fleet = RayFleet(target, hosts_per_node=args.hosts_per_node, games_per_host=args.games_per_host)
     try:
         return run_tournament(
-            config, resume=args.action == "resume", out=sys.stdout, live=args.live, fleet=fleet
+            config, resume=args.action == "resume", out=sys.stdout, live=args.live, fleet=fleet, http=http
         )
     except TournamentError as error:
         print(f"tichu tournament: {error}", file=sys.stderr)

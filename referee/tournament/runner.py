@@ -547,14 +547,21 @@ def run_tournament(
     out: TextIO,
     live: bool | None = None,
     fleet: Fleet | None = None,
+    http: tuple[str, int] | None = None,
 ) -> int:
-    """Run (or resume) a tournament, here or on `fleet`, and print its standings; the exit code."""
+    """Run (or resume) a tournament, here or on `fleet`, and print its standings; the exit code.
+    With `http` (host, port), its pages are served in the same loop while it runs (referee.web)."""
     tournament = Tournament(config, out, live=live, fleet=fleet)
     try:
         tournament.prepare(resume)
         started = time.monotonic()
         try:
-            code = asyncio.run(tournament.run())
+            if http is None:
+                code = asyncio.run(tournament.run())
+            else:
+                from referee.web.live import run_with_pages
+
+                code = asyncio.run(run_with_pages(tournament.run(), config, http, out))
         except BaseException:
             tournament.store.end_run(tournament.run_id, 1)
             raise

@@ -31,7 +31,8 @@
       const width = Math.max(260, Math.min(box.clientWidth || 600, 900));
       charts.push(new uPlot({
         width, height: 220, scales: {x: {time: false}},
-        axes: [{label: data.unit, stroke: "#374151"}, {label: kind === "llr" ? "LLR" : "Elo", stroke: "#374151"}],
+        axes: [{label: data.unit, stroke: "#374151", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]},
+          {label: kind === "llr" ? "LLR" : "Elo", stroke: "#374151"}],
         series,
       }, values, box));
     }

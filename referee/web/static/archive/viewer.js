@@ -188,7 +188,7 @@
       chart = new uPlot({
         width, height: 170,
         scales: {x: {time: false, range: [0, Math.max(1, all.length)]}},
-        axes: [{label: "hand", stroke: "#374151"}, {stroke: "#374151"}],
+        axes: [{label: "hand", stroke: "#374151", incrs: [1, 2, 5, 10, 20, 50]}, {stroke: "#374151"}],
         series: [{label: "hand"},
           {label: "team A", stroke: TEAM_COLOURS[0], width: 2, spanGaps: false},
           {label: "team B", stroke: TEAM_COLOURS[1], width: 2, spanGaps: false}],
@@ -276,7 +276,9 @@
       const play = $("[data-go=play]");
       play.setAttribute("aria-pressed", String(playing !== null));
       play.textContent = playing !== null ? "\u23F8 pause" : "\u25B6 play";
-      const hash = `#step=${position}${viewers[0].seat === null ? "" : `&seat=${viewers[0].seat}`}`;
+      // One table: the address names its step (as `tichu replay html`'s did); a pair, the moment.
+      const where = viewers.length === 1 ? `step=${viewers[0].step}` : `moment=${position}`;
+      const hash = `#${where}${viewers[0].seat === null ? "" : `&seat=${viewers[0].seat}`}`;
       if (location.hash !== hash) history.replaceState(null, "", hash);
     }
     function go(next) {
@@ -368,7 +370,9 @@
       const wanted = seat === null || seat === "" ? null : Number(seat);
       setView(Number.isInteger(wanted) && wanted >= 0 && wanted < players ? wanted : null);
       const step = Number(params.get("step"));
-      go(Number.isInteger(step) ? step : 0);
+      const moment = Number(params.get("moment"));
+      if (params.has("step") && Number.isInteger(step)) go(timeline.positionOf(0, step));
+      else go(Number.isInteger(moment) ? moment : 0);
     }
     window.addEventListener("hashchange", readHash);
     readHash();
