@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,24 @@ NO_STORE = {"cache-control": "no-store"}
 # ------------------------------------------------------------------------------------------ sources
 
 
+REFRESH_COST_FACTOR = 10.0
+MIN_REFRESH_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    """Figures computed for one version of the store, when, and what they cost."""
+
+    token: str
+    data: dict[str, Any]
+    at: float  # time.monotonic() when they were computed
+    cost_s: float
+
+    def stale(self, now: float) -> bool:
+        """Whether it is time to compute them again (the store has changed since)."""
+        return now - self.at >= max(MIN_REFRESH_S, REFRESH_COST_FACTOR * self.cost_s)
+
+
 @dataclass
 class TournamentSource:
     """One tournament the archive serves: what it is, its store's reader, its cached figures."""
@@ -43,34 +62,57 @@ class TournamentSource:
     tid: str
     info: TournamentInfo
     reader: Reader = field(init=False)
-    _figures: tuple[str, dict[str, Any]] | None = field(default=None, init=False)
+    _figures: _Cached | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _entrants: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.reader = Reader(self.info.database)
 
     def figures(self) -> dict[str, Any]:
-        """The tournament's figures, computed again only when the store has changed."""
+        """The tournament's figures, computed again when the store has changed: at most one
+        computation at a time, and (while games finish) at most once per REFRESH_COST_FACTOR times
+        what the last one cost, so that a large store's figures never take the runner's CPU."""
         db = self.reader.db()
         token = store_reader.version(db)
         cached = self._figures
-        if cached is not None and cached[0] == token:
-            return cached[1]
-        with self._lock:
+        if cached is not None and (cached.token == token or not cached.stale(time.monotonic())):
+            return cached.data
+        if not self._lock.acquire(blocking=cached is None):
+            assert cached is not None
+            return cached.data  # another thread is computing them: the last ones meanwhile
+        try:
             cached = self._figures
-            if cached is not None and cached[0] == token:
-                return cached[1]
+            if cached is not None and cached.token == token:
+                return cached.data
+            started = time.monotonic()
             views = store_reader.all_games(db, self.info.duplicate)
             data = figures.tournament_figures(
                 self.info,
                 views,
-                store_reader.seat_stats(db),
+                store_reader.seat_stats(db, exits_only=True),
                 store_reader.status_counts(db, self.info.duplicate),
                 store_reader.run_state(db),
             )
             data["version"] = token
-            self._figures = (token, data)
+            done = time.monotonic()
+            self._figures = _Cached(token, data, done, done - started)
             return data
+        finally:
+            self._lock.release()
+
+    def entrant_figures(self, entrant: str) -> dict[str, Any]:
+        """An entrant's figures (the entrant page's), computed again only when the store has changed."""
+        db = self.reader.db()
+        token = store_reader.version(db)
+        cached = self._entrants.get(entrant)
+        if cached is not None and cached[0] == token:
+            return cached[1]
+        views = store_reader.all_games(db, self.info.duplicate)
+        data = figures.entrant_figures(self.info, entrant, views, store_reader.seat_stats(db, entrant))
+        data["version"] = token
+        self._entrants[entrant] = (token, data)
+        return data
 
     def replay_path(self, view: GameView) -> Path | None:
         """The published replay of a game: in replay_dir, once its board is over; else None."""
@@ -301,15 +343,14 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         selection = GameFilter(teams=tuple(source.info.teams_of(name)))
 
         def read() -> dict[str, Any]:
-            db = source.reader.db()
-            views = store_reader.all_games(db, source.info.duplicate)
-            data = figures.entrant_figures(source.info, name, views, store_reader.seat_stats(db, name))
-            games = store_reader.game_page(db, source.info.duplicate, selection, page)
+            data = dict(source.entrant_figures(name))
+            games = store_reader.game_page(source.reader.db(), source.info.duplicate, selection, page)
             data["games"] = _games_json(source, games, {})
             data["tournament"] = {"name": source.info.name, "url": f"/tournaments/{source.tid}"}
-            data["version"] = store_reader.version(db)
-            for row in data["against"]:
-                row["url"] = f"/tournaments/{source.tid}/entrants/{quote(row['opponent'])}"
+            data["against"] = [
+                {**row, "url": f"/tournaments/{source.tid}/entrants/{quote(row['opponent'])}"}
+                for row in data["against"]
+            ]
             return data
 
         return await run_in_threadpool(read)

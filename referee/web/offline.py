@@ -124,6 +124,8 @@ def run_web(args: argparse.Namespace) -> int:
         print(f"tichu web: {error}", file=sys.stderr)
         return 2
     app = create_app([*archive_routes(archive), home_route(archive)])
+    for source in archive.tournaments.values():
+        source.figures()  # before the first page: a large store's standings take a while
 
     async def serve() -> None:
         server = await start_http(app, host, port)

@@ -220,9 +220,10 @@ def forfeiting_team(game: GameRow) -> str | None:
 
 
 # A finished game is `held` while the other table of its duplicate board has no result yet.
+# The boards with a table not finished are found once per statement (few, or none once it ends).
 _TWIN_DONE = (
-    "(NOT :duplicate OR NOT EXISTS (SELECT 1 FROM games t WHERE t.pairing = g.pairing"
-    " AND t.board = g.board AND t.game_id != g.game_id AND t.status != 'finished'))"
+    "(NOT :duplicate OR (g.pairing, g.board) NOT IN"
+    " (SELECT pairing, board FROM games WHERE status != 'finished'))"
 )
 _SHOWN_STATUS = (
     f"CASE WHEN g.status = 'finished' AND NOT {_TWIN_DONE} THEN 'held' ELSE g.status END"
@@ -420,13 +421,15 @@ def run_state(db: sqlite3.Connection) -> RunState:
 # ------------------------------------------------------------------------------- seats, rounds
 
 
-def seat_stats(db: sqlite3.Connection, entrant: str | None = None) -> list[SeatStats]:
-    """The seat statistics of every finished game's finished attempt (or an entrant's seats)."""
+def seat_stats(db: sqlite3.Connection, entrant: str | None = None, exits_only: bool = False) -> list[SeatStats]:
+    """The seat statistics of every finished game's finished attempt (or an entrant's seats; or
+    only the seats whose bot ended early, which is all the standings read of them)."""
     columns = ", ".join(f"s.{name}" for name in SEAT_STATS_COLUMNS)
     rows = db.execute(
         f"SELECT {columns} FROM seat_stats s JOIN games g ON g.game_id = s.game_id AND g.attempts = s.attempt"
-        " WHERE g.status = 'finished' AND (:entrant IS NULL OR s.entrant = :entrant) ORDER BY g.seq, s.seat",
-        {"entrant": entrant},
+        " WHERE g.status = 'finished' AND (:entrant IS NULL OR s.entrant = :entrant)"
+        " AND (NOT :exits OR s.exit_reason != '') ORDER BY g.seq, s.seat",
+        {"entrant": entrant, "exits": int(exits_only)},
     )
     return [SeatStats(*row) for row in rows]
 
