@@ -286,6 +286,11 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         def read() -> dict[str, Any]:
             data = dict(source.figures())
             db = source.reader.db()
+            # The counts are read afresh on every request: the figures may lag a large store's.
+            data["progress"] = figures.progress(
+                store_reader.status_counts(db, source.info.duplicate), store_reader.run_state(db)
+            )
+            data["version"] = store_reader.version(db)
             games = store_reader.game_page(db, source.info.duplicate, selection, page)
             failures, failures_total = store_reader.failures(db)
             skipped, skipped_total = store_reader.skipped(db)

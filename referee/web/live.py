@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Coroutine
 from typing import Any, TextIO
 
 from referee.tournament.config import TournamentConfig
-from referee.tournament.runner import TournamentError
+from referee.tournament.runner import EXIT_INTERRUPTED, TournamentError
 from referee.web.app import create_app
 from referee.web.archive import Archive, archive_routes, home_route
 from referee.web.http import start_http
 from referee.web.store_reader import info_from_config
+
+LINGER_S = 4.0
 
 
 async def run_with_pages(
@@ -27,6 +30,10 @@ async def run_with_pages(
         raise TournamentError(f"cannot serve the pages on {http[0]}:{http[1]}: {error}") from None
     print(f"Pages: {server.url}/tournaments/{source.tid}", file=out, flush=True)
     try:
-        return await run
+        code = await run
+        if code != EXIT_INTERRUPTED:
+            # Open pages poll every 2 s: this lets them show the last games before the server goes.
+            await asyncio.sleep(LINGER_S)
+        return code
     finally:
         await server.stop()

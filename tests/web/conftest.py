@@ -78,7 +78,12 @@ def open_page(chromium: Any) -> Iterator[Callable[..., Any]]:
         page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
         page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
         page.goto(url)
-        page.wait_for_selector("html[data-ready=true]", state="attached", timeout=30_000)
+        try:
+            # A page with a script of the archive's is ready when the script says so.
+            if page.locator("script[src*='/static/archive/']").count():
+                page.wait_for_selector("html[data-ready=true]", state="attached", timeout=30_000)
+        except Exception as error:
+            raise AssertionError(f"{url} at {size}: not ready ({errors})") from error
         pages.append(page)
         return page
 
