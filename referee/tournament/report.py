@@ -494,7 +494,8 @@ def write_html(standings: Standings, title: str, duplicate: bool, path: Path) ->
         for f in standings.pairings
     )
     elo_rows = "".join(
-        f"<tr><td>{rank}</td><td>{esc(team.team)}</td><td>{esc(format_elo_interval(r.elo, r.low, r.high))}</td>"
+        f"<tr><td>{rank}</td><td>{esc(team.team)}</td>"
+        f"<td>{esc(format_elo_interval(r.elo, r.low, r.high))}</td>"
         f"<td>{r.points:g}</td><td>{r.games}</td>"
         f"<td>{r.results}</td><td>{'-' if math.isnan(r.score) else f'{100 * r.score:.1f} %'}</td>"
         f"<td>{team.rating.mu:.1f} ± {team.rating.sigma:.1f}</td></tr>"

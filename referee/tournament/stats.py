@@ -166,15 +166,19 @@ class PairingVerdict:
         """One line for people."""
         a, b = self.first_stronger, self.second_stronger
         if a.verdict == "H1":
-            return f"{self.first} is stronger than {self.second} (H1 accepted, LLR {a.llr:+.2f} >= {a.upper:.2f})"
+            return f"{self.first} is stronger than {self.second} ({_accepted(a)})"
         if b.verdict == "H1":
-            return f"{self.second} is stronger than {self.first} (H1 accepted, LLR {b.llr:+.2f} >= {b.upper:.2f})"
+            return f"{self.second} is stronger than {self.first} ({_accepted(b)})"
         if self.decided:
             return f"neither is stronger by {self.elo1:g} Elo (H0 accepted both ways)"
         return (
             f"undecided (LLR of '{self.first} stronger' {a.llr:+.2f}, of '{self.second} stronger' "
             f"{b.llr:+.2f}; H0 at or below {a.lower:.2f}, H1 at or above {a.upper:.2f})"
         )
+
+
+def _accepted(test: SprtResult) -> str:
+    return f"H1 accepted, LLR {test.llr:+.2f} >= {test.upper:.2f}"
 
 
 def pairing_verdict(

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
-
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount

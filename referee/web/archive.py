@@ -141,7 +141,9 @@ class ReplayCollection:
         """Each replay by its name in URLs (the file name without .jsonl / .jsonl.gz)."""
         found = list(self.files)
         if self.folder is not None and self.folder.is_dir():
-            found += sorted(p for p in self.folder.iterdir() if p.is_file() and p.name.endswith(REPLAY_SUFFIXES))
+            found += sorted(
+                p for p in self.folder.iterdir() if p.is_file() and p.name.endswith(REPLAY_SUFFIXES)
+            )
         return {_stem(p): p for p in found}
 
 
@@ -160,7 +162,11 @@ class Archive:
         return source
 
     def add_collection(
-        self, title: str, folder: Path | None = None, files: Sequence[Path] = (), public_key: Path | None = None
+        self,
+        title: str,
+        folder: Path | None = None,
+        files: Sequence[Path] = (),
+        public_key: Path | None = None,
     ) -> ReplayCollection:
         """Serve a folder of replays, or some replay files."""
         cid = _unique(_slug(title), self.collections)
@@ -218,7 +224,9 @@ def _selection(request: Request, info: TournamentInfo) -> tuple[GameFilter, dict
     if status not in store_reader.GAME_STATUSES:
         status = ""
     teams = tuple(info.teams_of(entrant)) if entrant else ()
-    kept = {k: v for k, v in (("entrant", entrant), ("status", status), ("forfeit", "1" if forfeit else "")) if v}
+    kept = {
+        k: v for k, v in (("entrant", entrant), ("status", status), ("forfeit", "1" if forfeit else "")) if v
+    }
     return GameFilter(teams=teams, status=status, forfeit=forfeit), kept
 
 
@@ -234,14 +242,18 @@ def _game_json(source: TournamentSource, view: GameView) -> dict[str, Any]:
     data = view.to_json()
     published = source.replay_path(view) is not None
     data["url"] = f"{base}/games/{quote(view.row.game_id)}"
-    data["board_url"] = f"{base}/boards/{view.row.pairing}/{view.row.board}" if source.info.duplicate else None
+    data["board_url"] = (
+        f"{base}/boards/{view.row.pairing}/{view.row.board}" if source.info.duplicate else None
+    )
     data["replay_published"] = published
     data["steps_url"] = f"/api{base}/games/{quote(view.row.game_id)}/steps" if published else None
     data["download_url"] = f"{base}/games/{quote(view.row.game_id)}/replay" if published else None
     return data
 
 
-def _games_json(source: TournamentSource, page: store_reader.GamePage, kept: dict[str, str]) -> dict[str, Any]:
+def _games_json(
+    source: TournamentSource, page: store_reader.GamePage, kept: dict[str, str]
+) -> dict[str, Any]:
     def link(number: int) -> str:
         return "?" + urlencode({**kept, "page": str(number)})
 
@@ -315,7 +327,12 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         return _page(
             request,
             "tournament.html",
-            {"t": data, "tid": source.tid, "charts": _embed(data["series"]), "statuses": store_reader.GAME_STATUSES},
+            {
+                "t": data,
+                "tid": source.tid,
+                "charts": _embed(data["series"]),
+                "statuses": store_reader.GAME_STATUSES,
+            },
         )
 
     async def tournament_api(request: Request) -> Response:
@@ -431,7 +448,9 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
 
     async def board(request: Request) -> Response:
         source, data = await board_data(request)
-        return _page(request, "pair.html", {"b": data, "crumbs": [(source.info.name, f"/tournaments/{source.tid}")]})
+        return _page(
+            request, "pair.html", {"b": data, "crumbs": [(source.info.name, f"/tournaments/{source.tid}")]}
+        )
 
     async def board_api(request: Request) -> Response:
         _, data = await board_data(request)
@@ -479,7 +498,9 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
 
     async def replay_steps(request: Request) -> Response:
         collection, _, path = _replay_file(request)
-        return await _steps_response(path, collection.public_key, request.query_params.get("view") == "public")
+        return await _steps_response(
+            path, collection.public_key, request.query_params.get("view") == "public"
+        )
 
     async def replay_download(request: Request) -> Response:
         _, _, path = _replay_file(request)
@@ -529,7 +550,12 @@ async def _steps_response(path: Path, public_key: Path | None, public: bool) -> 
 def _index_json(archive: Archive) -> dict[str, Any]:
     return {
         "tournaments": [
-            {"id": s.tid, "name": s.info.name, "url": f"/tournaments/{s.tid}", "api": f"/api/tournaments/{s.tid}"}
+            {
+                "id": s.tid,
+                "name": s.info.name,
+                "url": f"/tournaments/{s.tid}",
+                "api": f"/api/tournaments/{s.tid}",
+            }
             for s in archive.tournaments.values()
         ],
         "replays": [

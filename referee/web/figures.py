@@ -53,9 +53,7 @@ def los_words(los: float) -> str:
 
 def _published(views: Sequence[GameView]) -> list[GameRow]:
     """The rows the standings count: a held game (its twin table still playing) as not yet finished."""
-    return [
-        v.row if v.status != "held" else dataclasses.replace(v.row, status="running") for v in views
-    ]
+    return [v.row if v.status != "held" else dataclasses.replace(v.row, status="running") for v in views]
 
 
 def standings_of(info: TournamentInfo, views: Sequence[GameView], seats: Sequence[SeatStats]) -> Standings:
@@ -110,7 +108,7 @@ def tournament_figures(
     names = [t.team for t in standings.teams]
     matrix = []
     for row in names:
-        cells = []
+        cells: list[dict[str, Any] | None] = []
         for column in names:
             if row == column:
                 cells.append(None)

@@ -32,7 +32,8 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         type=Path,
         metavar="PATH",
-        help="a tournament config (.toml), its store (.sqlite) or output folder, a replay folder, or a replay",
+        help="a tournament config (.toml), its store (.sqlite) or output folder, a replay folder, "
+        "or a replay",
     )
     parser.add_argument(
         "--http",

@@ -182,11 +182,15 @@ def public_data(replay: Replay) -> dict[str, Any]:
         "steps": steps,
         "rounds": rounds,
         "think": [[] for _ in range(players)],
-        "summary": [line.to_json() for line in result.summary] if result is not None and result.summary else [],
+        "summary": [line.to_json() for line in result.summary]
+        if result is not None and result.summary
+        else [],
     }
 
 
-def page_data(replay: Replay, public_key: Ed25519PublicKey | None = None, public: bool = False) -> dict[str, Any]:
+def page_data(
+    replay: Replay, public_key: Ed25519PublicKey | None = None, public: bool = False
+) -> dict[str, Any]:
     """The game page's data: the viewer's steps (the full view when the engine can re-run the
     replay, else the public one), the steps folded by default, the score per hand, the check."""
     checked = verification(replay, public_key)

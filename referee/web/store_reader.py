@@ -225,9 +225,7 @@ _TWIN_DONE = (
     "(NOT :duplicate OR (g.pairing, g.board) NOT IN"
     " (SELECT pairing, board FROM games WHERE status != 'finished'))"
 )
-_SHOWN_STATUS = (
-    f"CASE WHEN g.status = 'finished' AND NOT {_TWIN_DONE} THEN 'held' ELSE g.status END"
-)
+_SHOWN_STATUS = f"CASE WHEN g.status = 'finished' AND NOT {_TWIN_DONE} THEN 'held' ELSE g.status END"
 
 
 def _where(selection: GameFilter) -> tuple[str, dict[str, Any]]:
@@ -406,13 +404,15 @@ class RunState:
 def run_state(db: sqlite3.Connection) -> RunState:
     """The latest run's progress (the rate of the estimated finish time)."""
     row = db.execute(
-        "SELECT run_id, started_at, ended_at, (SELECT COUNT(*) FROM runs) FROM runs ORDER BY run_id DESC LIMIT 1"
+        "SELECT run_id, started_at, ended_at, (SELECT COUNT(*) FROM runs) FROM runs"
+        " ORDER BY run_id DESC LIMIT 1"
     ).fetchone()
     if row is None:
         return RunState(None, None, 0)
     run_id, started, ended, runs = row
     done, first, last = db.execute(
-        "SELECT COUNT(*), MIN(ended_at), MAX(ended_at) FROM attempts WHERE run_id = ? AND outcome = 'finished'",
+        "SELECT COUNT(*), MIN(ended_at), MAX(ended_at) FROM attempts"
+        " WHERE run_id = ? AND outcome = 'finished'",
         (run_id,),
     ).fetchone()
     return RunState(started, ended, int(done), first, last, int(runs))
@@ -421,7 +421,9 @@ def run_state(db: sqlite3.Connection) -> RunState:
 # ------------------------------------------------------------------------------- seats, rounds
 
 
-def seat_stats(db: sqlite3.Connection, entrant: str | None = None, exits_only: bool = False) -> list[SeatStats]:
+def seat_stats(
+    db: sqlite3.Connection, entrant: str | None = None, exits_only: bool = False
+) -> list[SeatStats]:
     """The seat statistics of every finished game's finished attempt (or an entrant's seats; or
     only the seats whose bot ended early, which is all the standings read of them)."""
     columns = ", ".join(f"s.{name}" for name in SEAT_STATS_COLUMNS)
@@ -436,4 +438,6 @@ def seat_stats(db: sqlite3.Connection, entrant: str | None = None, exits_only: b
 
 def rounds_played(db: sqlite3.Connection) -> int:
     """Hands played in the finished games."""
-    return int(db.execute("SELECT COALESCE(SUM(rounds), 0) FROM games WHERE status = 'finished'").fetchone()[0])
+    return int(
+        db.execute("SELECT COALESCE(SUM(rounds), 0) FROM games WHERE status = 'finished'").fetchone()[0]
+    )

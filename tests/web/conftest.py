@@ -19,7 +19,8 @@ import uvicorn
 from starlette.types import ASGIApp
 
 CHROMIUM = next(
-    (found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None
+    (found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
+    None,
 )
 needs_browser = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
@@ -33,7 +34,9 @@ class Served:
     """An ASGI app served by uvicorn in a thread of its own, on a free port of 127.0.0.1."""
 
     def __init__(self, app: ASGIApp) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="off"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
 

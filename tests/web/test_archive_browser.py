@@ -74,8 +74,10 @@ def live_run(tmp_path_factory: pytest.TempPathFactory, chromium: Any) -> Iterato
     config = folder / "webt.toml"
     config.write_text(CONFIG, encoding="utf-8")
     process = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "tournament", "run", str(config), "--log-lines", "--http", "127.0.0.1:0"],
-        cwd=folder, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "referee.cli", "tournament", "run", str(config), "--log-lines",
+         "--http", "127.0.0.1:0"],
+        cwd=folder, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
     )  # fmt: skip
     assert process.stdout is not None
@@ -92,12 +94,24 @@ def live_run(tmp_path_factory: pytest.TempPathFactory, chromium: Any) -> Iterato
         seen = []
         deadline = time.monotonic() + 240
         while process.poll() is None and time.monotonic() < deadline:
-            finished = int(page.locator("[data-progress]").inner_text().split(" games settled")[0].split(" of ")[0])
-            seen.append((finished, int(page.evaluate("() => Number(document.documentElement.dataset.refreshed || 0)"))))
+            finished = int(
+                page.locator("[data-progress]").inner_text().split(" games settled")[0].split(" of ")[0]
+            )
+            seen.append(
+                (
+                    finished,
+                    int(page.evaluate("() => Number(document.documentElement.dataset.refreshed || 0)")),
+                )
+            )
             time.sleep(0.5)
         time.sleep(3)  # the page's last poll, after the last game
         final = page.locator("[data-progress]").inner_text()
-        seen.append((int(final.split(" of ")[0]), int(page.evaluate("() => Number(document.documentElement.dataset.refreshed || 0)"))))
+        seen.append(
+            (
+                int(final.split(" of ")[0]),
+                int(page.evaluate("() => Number(document.documentElement.dataset.refreshed || 0)")),
+            )
+        )
         page.close()
         process.stdout.read()
         assert process.wait(60) == 0
@@ -114,7 +128,9 @@ def site(live_run: LiveRun, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     folder = tmp_path_factory.mktemp("replays")
     # In a thread of their own: Playwright's sync API holds this thread's event loop.
     with ThreadPoolExecutor(1) as pool:
-        plain = pool.submit(play_recorded_match, folder, seed="web-browser", rounds=3, match_id="plain").result()
+        plain = pool.submit(
+            play_recorded_match, folder, seed="web-browser", rounds=3, match_id="plain"
+        ).result()
         hostile = pool.submit(play_recorded_match, folder, seed="web-hostile", rounds=1, match_id="hostile",
                               names=(XSS, "east", "south", "west")).result()  # fmt: skip
     archive = build_archive([live_run.config, folder])
@@ -232,7 +248,10 @@ def test_a_duplicate_pair_steps_together(site: Site, open_page: Callable[..., An
 def test_the_entrant_page(site: Site, open_page: Callable[..., Any]) -> None:
     page = open_page(site.base + site.entrant)
     assert page.locator("[data-entrant]").inner_text() == "heuristic"
-    assert {a.inner_text() for a in page.locator("table.against td:first-child a").all()} == {"random", "showcase"}
+    assert {a.inner_text() for a in page.locator("table.against td:first-child a").all()} == {
+        "random",
+        "showcase",
+    }
     assert int(page.locator("[data-timeouts]").inner_text()) >= 0
     assert "per decision: median" in page.locator("ul.facts").inner_text()
     assert page.locator("table.games tbody tr").count() == 16
@@ -246,11 +265,17 @@ def test_the_tournament_page_links_and_filters(site: Site, open_page: Callable[.
     assert page.locator("table.standings tbody tr").count() == 3
     assert "inf" not in page.locator("main").inner_text()
     assert "every game is settled" in page.locator("[data-eta]").inner_text()
-    assert page.locator("[data-chart=llr] canvas").count() == 1 and page.locator("[data-chart=elo] canvas").count() == 1
+    assert (
+        page.locator("[data-chart=llr] canvas").count() == 1
+        and page.locator("[data-chart=elo] canvas").count() == 1
+    )
     page.select_option("select[name=entrant]", "random")
     page.locator(".filters button").click()
     page.wait_for_selector("html[data-ready=true]", state="attached")
-    assert "entrant=random" in page.url and page.locator("[data-games-total]").get_attribute("data-games-total") == "16"
+    assert (
+        "entrant=random" in page.url
+        and page.locator("[data-games-total]").get_attribute("data-games-total") == "16"
+    )
     page.locator("table.games tbody tr td:first-child a").first.click()
     page.wait_for_selector("html[data-ready=true]", state="attached")
     assert viewer(page, "stepCount") > 10
@@ -292,7 +317,12 @@ def test_a_hostile_bot_name_is_shown_as_text(site: Site, open_page: Callable[...
     dialogs: list[str] = []
     for url in (site.hostile, site.replays):
         page = open_page(site.base + url)
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+        def refuse(dialog: Any) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", refuse)
         page.wait_for_timeout(300)
         assert page.locator("main img").count() == 0
         assert XSS in page.locator("main").inner_text()

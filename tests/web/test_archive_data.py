@@ -37,7 +37,7 @@ bench: Any = importlib.import_module("bench.web_store_bench")
 @pytest.fixture(scope="module")
 def store_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished duplicate round robin of 5 teams, 200 games (the bench's store, small)."""
-    return bench.make_store(tmp_path_factory.mktemp("store"), 200)
+    return Path(bench.make_store(tmp_path_factory.mktemp("store"), 200))
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,8 @@ def test_game_lists_filter_and_page(store_config: Path) -> None:
     plan = " ".join(
         str(row)
         for row in db.execute(
-            "EXPLAIN QUERY PLAN SELECT * FROM games g WHERE g.team_even = 'a' OR g.team_odd = 'a' ORDER BY seq"
+            "EXPLAIN QUERY PLAN SELECT * FROM games g"
+            " WHERE g.team_even = 'a' OR g.team_odd = 'a' ORDER BY seq"
         )
     )
     assert "games_by_team_even" in plan and "games_by_team_odd" in plan
@@ -112,7 +113,9 @@ def test_the_api_serves_each_page_as_json(store_config: Path) -> None:
     client = TestClient(create_app([*archive_routes(archive), home_route(archive)]))
     assert client.get("/", follow_redirects=False).headers["location"] == "/tournaments/bench"
     data = client.get("/api/tournaments/bench").json()
-    assert data["progress"]["counts"]["finished"] == 200 and data["progress"]["eta"] == "every game is settled"
+    assert (
+        data["progress"]["counts"]["finished"] == 200 and data["progress"]["eta"] == "every game is settled"
+    )
     assert [s["team"] for s in data["standings"]] and data["sprt"]["pairings"][0]["summary"]
     assert "inf" not in json.dumps(data["standings"]) + json.dumps(data["sprt"])
     assert len(data["series"]["llr"]["series"]) == 10  # one line per pairing
@@ -132,8 +135,9 @@ def test_the_api_serves_each_page_as_json(store_config: Path) -> None:
 def test_every_page_has_a_strict_policy_and_no_inline_script(store_config: Path, recorded: Path) -> None:
     archive = build_archive([store_config, recorded.parent])
     client = TestClient(create_app(archive_routes(archive)))
+    folder = next(iter(archive.collections))
     for url in ("/archive", "/tournaments/bench", "/tournaments/bench/entrants/alpha",
-                f"/replays/{next(iter(archive.collections))}", "/tournaments/bench/games/p00-b0000-t0"):  # fmt: skip
+                f"/replays/{folder}", "/tournaments/bench/games/p00-b0000-t0"):  # fmt: skip
         response = client.get(url)
         assert response.status_code == 200, url
         policy = response.headers["content-security-policy"]
@@ -154,11 +158,15 @@ def test_the_step_data_folds_window_closes_and_checks_the_replay(recorded: Path)
     assert [h["hand"] for h in data["hands"]] == [1, 2] and data["hands"][1]["start"] > 0
     public = replay_data(recorded, public=True)
     assert public["match"]["public"] and all(set(s[6]) == {"0"} for s in public["states"])
-    assert {s[7] for s in public["steps"]} <= set(types) and "cards_dealt" not in {s[7] for s in public["steps"]}
+    assert {s[7] for s in public["steps"]} <= set(types) and "cards_dealt" not in {
+        s[7] for s in public["steps"]
+    }
     assert public["verification"]["ok"]  # the redacted view's chain still holds
 
 
-def test_a_replay_that_does_not_verify_shows_its_public_events_and_says_so(recorded: Path, tmp_path: Path) -> None:
+def test_a_replay_that_does_not_verify_shows_its_public_events_and_says_so(
+    recorded: Path, tmp_path: Path
+) -> None:
     lines = recorded.read_text(encoding="utf-8").splitlines(keepends=True)
     dealt = next(i for i, line in enumerate(lines) if '"cards_dealt"' in line)
     record = json.loads(lines[dealt])
