@@ -1,4 +1,5 @@
-"""The `tichu` command line: demo, match, new-bot, serve, bot, check-bot, rules, replay, tournament, keygen.
+"""The `tichu` command line: demo, match, new-bot, serve, bot, check-bot, rules, replay, tournament,
+keygen, web.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
 to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     keygen = sub.add_parser(
         "keygen", help="an Ed25519 key pair to sign replays with (tichu serve --signing-key)"
     )
+    web = sub.add_parser(
+        "web", help="browse finished work offline: tournament stores, replay folders, replays"
+    )
     # Importing grpc is slow: each command imports only what it needs.
     if argv is None:
         argv = sys.argv[1:]
@@ -162,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.replay.signing import add_keygen_arguments
 
         add_keygen_arguments(keygen)
+    elif command == "web":
+        from referee.web.offline import add_web_arguments
+
+        add_web_arguments(web)
     args = parser.parse_args(attach_token_values(argv))
     if args.command == "demo":
         if args.local:
@@ -208,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         from referee.replay.signing import run_keygen
 
         return run_keygen(args)
+    if args.command == "web":
+        from referee.web.offline import run_web
+
+        return run_web(args)
     return 2
 
 

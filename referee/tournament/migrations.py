@@ -192,7 +192,23 @@ def _v3_to_v4(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE games ADD COLUMN termination TEXT")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2, _v2_to_v3, _v3_to_v4)
+def _v4_to_v5(db: sqlite3.Connection) -> None:
+    """Indexes for the web archive's pages: games by schedule order, by team, by board, by match
+    and by finish time; seat statistics by entrant; attempts by match."""
+    for statement in (
+        "CREATE INDEX games_by_seq ON games(seq)",
+        "CREATE INDEX games_by_team_even ON games(team_even, seq)",
+        "CREATE INDEX games_by_team_odd ON games(team_odd, seq)",
+        "CREATE INDEX games_by_board ON games(pairing, board)",
+        "CREATE INDEX games_by_match ON games(match_id)",
+        "CREATE INDEX games_by_finish ON games(finished_at)",
+        "CREATE INDEX seat_stats_by_entrant ON seat_stats(entrant)",
+        "CREATE INDEX attempts_by_match ON attempts(match_id)",
+    ):
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5)
 SCHEMA_VERSION = len(MIGRATIONS) + 1
 
 

@@ -20,7 +20,7 @@ from referee.tournament.stats import (
     Estimate,
     PairingVerdict,
     PentanomialElo,
-    format_elo,
+    format_elo_interval,
     mean_interval,
     pairing_verdict,
     pentanomial_elo,
@@ -351,7 +351,7 @@ def _pentanomial(elo: PentanomialElo) -> str:
 
 
 def _elo_interval(rating: EloRating) -> str:
-    return f"{format_elo(rating.elo)} [{format_elo(rating.low)}, {format_elo(rating.high)}]"
+    return format_elo_interval(rating.elo, rating.low, rating.high)
 
 
 def _elo_header() -> str:
@@ -488,14 +488,14 @@ def write_html(standings: Standings, title: str, duplicate: bool, path: Path) ->
     )
     pairing_rows = "".join(
         f"<tr><td>{esc(f.verdict.first)} vs {esc(f.verdict.second)}</td><td>{esc(_pentanomial(f.elo))}</td>"
-        f"<td>{f.elo.pairs}</td><td>{esc(format_elo(f.elo.elo))}</td>"
-        f"<td>{esc(format_elo(f.elo.low))}, {esc(format_elo(f.elo.high))}</td>"
+        f"<td>{f.elo.pairs}</td><td>{esc(format_elo_interval(f.elo.elo, f.elo.low, f.elo.high))}</td>"
         f"<td>{'-' if math.isnan(f.elo.los) else f'{100 * f.elo.los:.1f} %'}</td></tr>"
         for f in standings.pairings
     )
     elo_rows = "".join(
-        f"<tr><td>{rank}</td><td>{esc(team.team)}</td><td>{esc(format_elo(r.elo))}</td>"
-        f"<td>{esc(format_elo(r.low))}, {esc(format_elo(r.high))}</td><td>{r.points:g}</td><td>{r.games}</td>"
+        f"<tr><td>{rank}</td><td>{esc(team.team)}</td>"
+        f"<td>{esc(format_elo_interval(r.elo, r.low, r.high))}</td>"
+        f"<td>{r.points:g}</td><td>{r.games}</td>"
         f"<td>{r.results}</td><td>{'-' if math.isnan(r.score) else f'{100 * r.score:.1f} %'}</td>"
         f"<td>{team.rating.mu:.1f} ± {team.rating.sigma:.1f}</td></tr>"
         for rank, (team, r) in enumerate(standings.elo_table(), start=1)
@@ -536,14 +536,14 @@ td:nth-child(2), th {{ text-align: left; }}
         "[LL, LD, DD+WL, WD, WW]" if duplicate else "a game counts as a pair of 0, 2 or 4"
     }), its Elo difference from their mean and variance with the
 95 % interval, and the likelihood that it is the stronger (LOS).</p>
-<table><tr><th>pairing</th><th>pentanomial</th><th>{unit}s</th><th>Elo</th><th>95 %</th><th>LOS</th></tr>
+<table><tr><th>pairing</th><th>pentanomial</th><th>{unit}s</th><th>Elo [95 %]</th><th>LOS</th></tr>
 {pairing_rows}</table>
 <h2>Elo per team (maximum likelihood)</h2>
 <p>The logistic Elo model fitted, as ordo fits it, to every {unit} ({
         "k/4 for k half points" if duplicate else "a draw counts half"
     }); the average is 0, the intervals (95 %) come from the Fisher information; each team
 also draws one game against the average, a weak prior that keeps a team that won everything finite.</p>
-<table><tr><th>#</th><th>team</th><th>Elo</th><th>95 %</th><th>points</th><th>games</th><th>{unit}s</th>
+<table><tr><th>#</th><th>team</th><th>Elo [95 %]</th><th>points</th><th>games</th><th>{unit}s</th>
 <th>score</th><th>openskill μ ± σ</th></tr>{elo_rows}</table>
 {incidents}<h2>Ratings (openskill Plackett-Luce)</h2>
 <table><tr><th>entrant</th><th>μ</th><th>σ</th><th>μ − 3σ</th><th>games</th></tr>{ratings}</table>

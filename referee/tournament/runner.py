@@ -222,16 +222,26 @@ class Tournament:
         """The web face: the tournament page, and the live games of the referee in this process
         (a tournament on Ray plays its games elsewhere: its page lists them without a link)."""
         from referee.tournament.web import TournamentView
-        from referee.web.app import start_web
+        from referee.web.app import parse_address, start_web
+        from referee.web.archive import Archive
+        from referee.web.store_reader import info_from_config
 
         if isinstance(self.fleet, LocalFleet) and self.fleet.host is not None and self.fleet.host.running:
             front = self.fleet.host.running.service.referee
         else:
             front = Referee(secrets.token_urlsafe(32))
         view = TournamentView(self.config, self.store, lambda: {entry.table.match_id for entry in front})
-        host, _, port = self.http.rpartition(":")
-        web = await start_web(front, host.strip("[]") or "127.0.0.1", int(port), tournament=view.snapshot)
-        print(f"Web face: {web.url}/tournament", file=self.out, flush=True)
+        # The archive's pages of this tournament too (games, boards, entrants, charts), read
+        # from its store as it fills.
+        archive = Archive()
+        source = archive.add_tournament(info_from_config(self.config))
+        host, port = parse_address(self.http)
+        web = await start_web(front, host, port, tournament=view.snapshot, archive=archive)
+        print(
+            f"Web face: {web.url}/tournament (its archive: {web.url}/tournaments/{source.tid})",
+            file=self.out,
+            flush=True,
+        )
         return web
 
     async def _start_hosts(self) -> list[Host]:

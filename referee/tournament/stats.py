@@ -166,12 +166,19 @@ class PairingVerdict:
         """One line for people."""
         a, b = self.first_stronger, self.second_stronger
         if a.verdict == "H1":
-            return f"{self.first} is stronger than {self.second} (H1 accepted, LLR {a.llr:+.2f})"
+            return f"{self.first} is stronger than {self.second} ({_accepted(a)})"
         if b.verdict == "H1":
-            return f"{self.second} is stronger than {self.first} (H1 accepted, LLR {b.llr:+.2f})"
+            return f"{self.second} is stronger than {self.first} ({_accepted(b)})"
         if self.decided:
             return f"neither is stronger by {self.elo1:g} Elo (H0 accepted both ways)"
-        return f"undecided (LLR {a.llr:+.2f} / {b.llr:+.2f}, bounds {a.lower:.2f}, {a.upper:.2f})"
+        return (
+            f"undecided (LLR of '{self.first} stronger' {a.llr:+.2f}, of '{self.second} stronger' "
+            f"{b.llr:+.2f}; H0 at or below {a.lower:.2f}, H1 at or above {a.upper:.2f})"
+        )
+
+
+def _accepted(test: SprtResult) -> str:
+    return f"H1 accepted, LLR {test.llr:+.2f} >= {test.upper:.2f}"
 
 
 def pairing_verdict(
@@ -223,10 +230,7 @@ class PentanomialElo:
     def __str__(self) -> str:
         if not self.pairs:
             return "-"
-        return (
-            f"{format_elo(self.elo)} [{format_elo(self.low)}, {format_elo(self.high)}], "
-            f"LOS {100 * self.los:.1f} %"
-        )
+        return f"{format_elo_interval(self.elo, self.low, self.high)}, LOS {100 * self.los:.1f} %"
 
 
 def format_elo(elo: float) -> str:
@@ -237,6 +241,23 @@ def format_elo(elo: float) -> str:
         return "+inf" if elo > 0 else "-inf"
     # Even teams give -0.0 (the log of 1 is negated) or a hair below: shown as +0.0.
     return f"{round(elo, 1) + 0.0:+.1f}"
+
+
+def format_elo_interval(elo: float, low: float, high: float) -> str:
+    """An Elo figure and its 95 % interval for people: a bound (or the figure) that cannot be
+    computed yet is said in words, never as `inf`, and an interval of no width is not shown."""
+    if math.isnan(elo):
+        return "-"
+    if math.isinf(elo):
+        side = "won" if elo > 0 else "lost"
+        return f"no finite Elo yet: every result {side}, so no interval yet"
+    if math.isnan(low) or math.isnan(high):
+        return f"{format_elo(elo)} (no interval yet: too few results)"
+    if low == high:
+        return f"{format_elo(elo)} (no interval yet: every result alike)"
+    lower = "no lower bound yet" if math.isinf(low) else format_elo(low)
+    upper = "no upper bound yet" if math.isinf(high) else format_elo(high)
+    return f"{format_elo(elo)} [{lower}, {upper}]"
 
 
 def normal_cdf(x: float) -> float:

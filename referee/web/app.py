@@ -30,7 +30,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +38,7 @@ from referee import __version__
 from referee.match import MatchResult
 from referee.match.messages import LogEntry
 from referee.server.front import MATCH_ID, MatchEntry, Referee
+from referee.web.archive import Archive, archive_routes, home_route
 
 HERE = Path(__file__).parent
 # No inline script or style, nothing from another origin: a name a bot chose cannot run.
@@ -262,10 +263,15 @@ TournamentSource = Callable[[], dict[str, Any]]
 
 
 def create_app(
-    front: Referee, *, title: str = "Tichu Referee", tournament: TournamentSource | None = None
+    front: Referee | None = None,
+    *,
+    title: str = "Tichu Referee",
+    tournament: TournamentSource | None = None,
+    archive: Archive | None = None,
 ) -> Starlette:
     """The web application over a referee's matches (and the tournament it plays, if given:
-    a function that returns its standings, progress and games as referee.tournament.web does)."""
+    a function that returns its standings, progress and games as referee.tournament.web does),
+    and over finished work (`archive`: stores and replay folders), with or without a referee."""
     templates = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -287,140 +293,158 @@ def create_app(
         )
         return HTMLResponse(body, status_code=status_code)
 
-    def entry_of(request: Request) -> MatchEntry | None:
-        match_id = str(request.path_params["match_id"])
-        return front.entry(match_id) if MATCH_ID.fullmatch(match_id) else None
-
-    async def home(request: Request) -> Response:
-        live, finished = _views(front)
-        return page(request, "home.html", live=live, finished=finished)
-
-    async def api_matches(request: Request) -> Response:
-        live, finished = _views(front)
-        return JSONResponse(
-            {"live": [v.to_json() for v in live], "finished": [v.to_json() for v in finished]}
-        )
-
-    async def api_match(request: Request) -> Response:
-        entry = entry_of(request)
-        if entry is None:
-            return JSONResponse({"error": "no such match"}, status_code=404)
-        view = MatchView.of(entry)
-        header = entry.table.match.header
-        return JSONResponse(
-            {**view.to_json(), "players_count": header.config.players, "config": header.config.to_json()}
-        )
-
-    async def match_page(request: Request) -> Response:
-        entry = entry_of(request)
-        if entry is None:
-            return page(
-                request, "missing.html", status_code=404, match_id=str(request.path_params["match_id"])[:64]
-            )
-        full = organiser(request)
-        return page(
-            request, "match.html", match=MatchView.of(entry), players_count=entry.table.players, full=full
-        )
-
-    async def match_events(request: Request) -> Response:
-        entry = entry_of(request)
-        if entry is None:
-            return JSONResponse({"error": "no such match"}, status_code=404)
-        client = request.client.host if request.client else "?"
-        table = entry.table
-        # The organiser sees every event at once, hands included; anyone else the public view.
-        full = organiser(request)
-
-        async def stream() -> AsyncIterator[str]:
-            with slots.take(client) as free:
-                if not free:
-                    yield _sse("refused", {"why": "too many live pages open from this address"})
-                    return
-                names = [seat.bot_name for seat in table.seat_info()]
-                yield _sse("seats", {"players": names, "count": table.players, "full": full})
-                batches = table.watch_batches(full=full)
-                following: asyncio.Future[list[LogEntry | MatchResult]] | None = None
-                try:
-                    while True:
-                        # The same pending step across keep-alives: a timeout must not cancel
-                        # (and so end) the match's view.
-                        following = following or asyncio.ensure_future(anext(batches))
-                        done, _ = await asyncio.wait({following}, timeout=KEEPALIVE_S)
-                        if not done:
-                            yield ": still here\n\n"
-                            continue
-                        step, following = following, None
-                        try:
-                            batch = step.result()
-                        except StopAsyncIteration:
-                            yield _sse("end", {})
-                            return
-                        # One write for everything the match did since the last one: a busy
-                        # table changes hundreds of times a second, a viewer needs a few.
-                        yield "".join(_sse_item(item) for item in batch)
-                        await asyncio.sleep(COALESCE_S)
-                finally:
-                    if following is not None:
-                        following.cancel()
-
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
-
-    async def tournament_page(request: Request) -> Response:
-        if tournament is None:
-            return page(request, "missing.html", status_code=404, match_id="")
-        return page(request, "tournament.html", data=tournament())
-
-    async def api_tournament(request: Request) -> Response:
-        if tournament is None:
-            return JSONResponse({"error": "this server plays no tournament"}, status_code=404)
-        return JSONResponse(tournament())
-
     async def not_found(request: Request, error: Exception) -> Response:
         return page(request, "missing.html", status_code=404, match_id="")
 
-    async def sign_in_page(request: Request) -> Response:
-        return page(request, "sign_in.html", failed=False)
+    def live_routes(front: Referee) -> list[BaseRoute]:
+        """The live matches' pages, their API and the organiser's sign-in."""
 
-    async def sign_in(request: Request) -> Response:
-        if not _same_origin(request):
-            return page(request, "sign_in.html", status_code=403, failed=True, why="a form from another site")
-        body = await _bounded_body(request, MAX_FORM_BYTES)
-        token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
-        if not token or not hmac.compare_digest(token.encode(), front.organiser_token):
-            return page(request, "sign_in.html", status_code=403, failed=True, why="not the organiser token")
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            SESSION_COOKIE,
-            sessions.open(),
-            max_age=SESSION_TTL_S,
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/",
-        )
-        return response
+        def entry_of(request: Request) -> MatchEntry | None:
+            match_id = str(request.path_params["match_id"])
+            return front.entry(match_id) if MATCH_ID.fullmatch(match_id) else None
 
-    async def sign_out(request: Request) -> Response:
-        if _same_origin(request):
-            sessions.close(request.cookies.get(SESSION_COOKIE))
-        response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(SESSION_COOKIE, path="/")
-        return response
+        async def home(request: Request) -> Response:
+            live, finished = _views(front)
+            return page(request, "home.html", live=live, finished=finished)
 
-    routes = [
-        Route("/", home),
-        Route("/sign-in", sign_in_page, methods=["GET"]),
-        Route("/sign-in", sign_in, methods=["POST"]),
-        Route("/sign-out", sign_out, methods=["POST"]),
-        Route("/api/matches", api_matches),
-        Route("/tournament", tournament_page),
-        Route("/api/tournament", api_tournament),
-        Route("/api/matches/{match_id}", api_match),
-        Route("/matches/{match_id}", match_page),
-        Route("/matches/{match_id}/events", match_events),
-        Mount("/static", app=_CachedStatic(directory=HERE / "static"), name="static"),
-    ]
+        async def api_matches(request: Request) -> Response:
+            live, finished = _views(front)
+            return JSONResponse(
+                {"live": [v.to_json() for v in live], "finished": [v.to_json() for v in finished]}
+            )
+
+        async def api_match(request: Request) -> Response:
+            entry = entry_of(request)
+            if entry is None:
+                return JSONResponse({"error": "no such match"}, status_code=404)
+            view = MatchView.of(entry)
+            header = entry.table.match.header
+            return JSONResponse(
+                {**view.to_json(), "players_count": header.config.players, "config": header.config.to_json()}
+            )
+
+        async def match_page(request: Request) -> Response:
+            entry = entry_of(request)
+            if entry is None:
+                return page(
+                    request,
+                    "missing.html",
+                    status_code=404,
+                    match_id=str(request.path_params["match_id"])[:64],
+                )
+            full = organiser(request)
+            return page(
+                request, "match.html", match=MatchView.of(entry), players_count=entry.table.players, full=full
+            )
+
+        async def match_events(request: Request) -> Response:
+            entry = entry_of(request)
+            if entry is None:
+                return JSONResponse({"error": "no such match"}, status_code=404)
+            client = request.client.host if request.client else "?"
+            table = entry.table
+            # The organiser sees every event at once, hands included; anyone else the public view.
+            full = organiser(request)
+
+            async def stream() -> AsyncIterator[str]:
+                with slots.take(client) as free:
+                    if not free:
+                        yield _sse("refused", {"why": "too many live pages open from this address"})
+                        return
+                    names = [seat.bot_name for seat in table.seat_info()]
+                    yield _sse("seats", {"players": names, "count": table.players, "full": full})
+                    batches = table.watch_batches(full=full)
+                    following: asyncio.Future[list[LogEntry | MatchResult]] | None = None
+                    try:
+                        while True:
+                            # The same pending step across keep-alives: a timeout must not cancel
+                            # (and so end) the match's view.
+                            following = following or asyncio.ensure_future(anext(batches))
+                            done, _ = await asyncio.wait({following}, timeout=KEEPALIVE_S)
+                            if not done:
+                                yield ": still here\n\n"
+                                continue
+                            step, following = following, None
+                            try:
+                                batch = step.result()
+                            except StopAsyncIteration:
+                                yield _sse("end", {})
+                                return
+                            # One write for everything the match did since the last one: a busy
+                            # table changes hundreds of times a second, a viewer needs a few.
+                            yield "".join(_sse_item(item) for item in batch)
+                            await asyncio.sleep(COALESCE_S)
+                    finally:
+                        if following is not None:
+                            following.cancel()
+
+            headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+            return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+        async def tournament_page(request: Request) -> Response:
+            if tournament is None:
+                return page(request, "missing.html", status_code=404, match_id="")
+            return page(request, "tournament.html", data=tournament())
+
+        async def api_tournament(request: Request) -> Response:
+            if tournament is None:
+                return JSONResponse({"error": "this server plays no tournament"}, status_code=404)
+            return JSONResponse(tournament())
+
+        async def sign_in_page(request: Request) -> Response:
+            return page(request, "sign_in.html", failed=False)
+
+        async def sign_in(request: Request) -> Response:
+            if not _same_origin(request):
+                return page(
+                    request, "sign_in.html", status_code=403, failed=True, why="a form from another site"
+                )
+            body = await _bounded_body(request, MAX_FORM_BYTES)
+            token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+            if not token or not hmac.compare_digest(token.encode(), front.organiser_token):
+                return page(
+                    request, "sign_in.html", status_code=403, failed=True, why="not the organiser token"
+                )
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(
+                SESSION_COOKIE,
+                sessions.open(),
+                max_age=SESSION_TTL_S,
+                httponly=True,
+                samesite="strict",
+                secure=request.url.scheme == "https",
+                path="/",
+            )
+            return response
+
+        async def sign_out(request: Request) -> Response:
+            if _same_origin(request):
+                sessions.close(request.cookies.get(SESSION_COOKIE))
+            response = RedirectResponse("/", status_code=303)
+            response.delete_cookie(SESSION_COOKIE, path="/")
+            return response
+
+        return [
+            Route("/", home),
+            Route("/sign-in", sign_in_page, methods=["GET"]),
+            Route("/sign-in", sign_in, methods=["POST"]),
+            Route("/sign-out", sign_out, methods=["POST"]),
+            Route("/api/matches", api_matches),
+            Route("/tournament", tournament_page),
+            Route("/api/tournament", api_tournament),
+            Route("/api/matches/{match_id}", api_match),
+            Route("/matches/{match_id}", match_page),
+            Route("/matches/{match_id}/events", match_events),
+        ]
+
+    routes: list[BaseRoute] = []
+    if front is not None:
+        routes += live_routes(front)
+    if archive is not None:
+        routes += archive_routes(archive)
+        if front is None:
+            routes.append(home_route(archive))
+    routes.append(Mount("/static", app=_CachedStatic(directory=HERE / "static"), name="static"))
     return Starlette(
         routes=routes,
         middleware=[Middleware(_SecurityHeaders)],
@@ -453,16 +477,27 @@ class RunningWeb:
 
 
 async def start_web(
-    front: Referee, host: str = "127.0.0.1", port: int = 0, *, tournament: TournamentSource | None = None
+    front: Referee | None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    tournament: TournamentSource | None = None,
+    archive: Archive | None = None,
 ) -> RunningWeb:
     """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped."""
-    app = create_app(front, tournament=tournament)
+    return await serve_app(create_app(front, tournament=tournament, archive=archive), host, port)
+
+
+async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> RunningWeb:
+    """Serve an ASGI app with uvicorn in this event loop (the process keeps its signals); OSError
+    when the address cannot be had."""
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
     server = _InLoopServer(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
-            task.result()  # raises what stopped it (the address in use...)
+            with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind
+                task.result()
             raise OSError(f"the web face could not listen on {host}:{port}")
         await asyncio.sleep(0.02)
     bound = server.servers[0].sockets[0].getsockname()
@@ -470,4 +505,20 @@ async def start_web(
     return RunningWeb(f"http://{shown}:{bound[1]}", server, task)
 
 
-__all__ = ["CONTENT_SECURITY_POLICY", "MatchView", "RunningWeb", "create_app", "start_web"]
+def parse_address(text: str) -> tuple[str, int]:
+    """HOST:PORT (or :PORT) as (host, port); ValueError naming the form when it is not one."""
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one), not {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "MatchView",
+    "RunningWeb",
+    "create_app",
+    "parse_address",
+    "serve_app",
+    "start_web",
+]

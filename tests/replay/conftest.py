@@ -41,6 +41,7 @@ def play_recorded_match(
     players: int = 4,
     match_id: str = "",
     signing_key: Path | None = None,
+    names: tuple[str, ...] = NAMES,
 ) -> Played:
     """Random bots (bombs and calls included) play `rounds` deals with replays on (signed with
     `signing_key` when given)."""
@@ -50,7 +51,7 @@ def play_recorded_match(
             response = await ref.create(
                 rules_json=json.dumps({"match_mode": f"fixed_rounds:{rounds}", "players": players}),
                 seed=seed,
-                bot_names=list(NAMES[:players]),
+                bot_names=list(names[:players]),
                 match_id=match_id,
             )
             policies = [random_policy(f"{seed}/{s}", bomb_rate=0.9, call_rate=0.2) for s in range(players)]

@@ -1,4 +1,4 @@
-"""`tichu replay html`: the viewer page, opened in a real headless Chromium and driven by key presses.
+"""`tichu replay html`: the viewer page, opened in a real headless Chromium (Playwright) and driven by keys.
 
 The hands the page shows are checked against the rules engine's states, re-run from the replay
 here in the test. The browser tests skip only when no Chromium binary is installed.

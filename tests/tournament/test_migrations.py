@@ -56,7 +56,7 @@ def test_a_v1_store_migrates_keeping_every_row(tmp_path: Path) -> None:
     with contextlib.closing(sqlite3.connect(path)) as db:
         v1_games = db.execute("SELECT game_id, status, summary_json FROM games").fetchall()
     store = Store(path)
-    assert store.meta("schema") == str(SCHEMA_VERSION) == "4"
+    assert store.meta("schema") == str(SCHEMA_VERSION) == "5"
     store.check(parse_config(CONFIG, tmp_path / "t.toml").fingerprint())  # the same tournament
     games = {g.game_id: g for g in store.games()}
     assert [(g.game_id, g.status, g.attempts) for g in games.values()] == [
@@ -137,13 +137,13 @@ def test_a_migrated_store_resumes(tmp_path: Path) -> None:
     assert (last.kind, last.host, last.exit_code) == ("resume", "box", 1) and last.ended_at is not None
     store.close()
     reopened = Store(tmp_path / "results.sqlite")  # already version 2: opened as it is
-    assert len(reopened.attempts()) == 6 and reopened.meta("schema") == "4"
+    assert len(reopened.attempts()) == 6 and reopened.meta("schema") == "5"
     reopened.close()
 
 
 def test_a_store_without_a_schema_key_is_version_1(tmp_path: Path) -> None:
     store = Store(_load(tmp_path / "results.sqlite", drop_schema_key=True))
-    assert store.meta("schema") == "4"
+    assert store.meta("schema") == "5"
     assert len(store.attempts()) == 4 and len(store.games("finished")) == 2
     store.close()
 

@@ -72,7 +72,8 @@ def test_pairing_verdict_looks_both_ways() -> None:
     strong_second = pairing_verdict("r", "h", [20, 2, 1, 0, 0], 0, 50, 0.05, 0.05)
     assert strong_second.summary.startswith("h is stronger than r")
     early = pairing_verdict("a", "b", [0, 1, 2, 1, 0], 0, 50, 0.05, 0.05)
-    assert not early.decided and early.summary.startswith("undecided")
+    assert not early.decided and early.summary.startswith("undecided (LLR of 'a stronger' ")
+    assert "H0 at or below -2.94, H1 at or above 2.94" in early.summary
 
 
 def test_mean_interval_uses_student_t() -> None:
@@ -139,7 +140,10 @@ def test_pentanomial_elo_without_pairs_and_mirrored() -> None:
     assert one.elo == pytest.approx(-other.elo) and one.low == pytest.approx(-other.high)
     assert one.los == pytest.approx(1 - other.los)
     assert str(pentanomial_elo([0, 1, 1, 0, 0])) == "-88.7 [-238.9, +33.6], LOS 7.9 %"
-    assert str(pentanomial_elo([0, 0, 0, 1, 4])) == "+511.5 [+318.8, +inf], LOS 100.0 %"
+    # An interval that cannot be computed yet says so in words, never as `inf`.
+    assert str(pentanomial_elo([0, 0, 0, 1, 4])) == "+511.5 [+318.8, no upper bound yet], LOS 100.0 %"
+    assert str(pentanomial_elo([0, 0, 0, 0, 5])).startswith("no finite Elo yet: every result won")
+    assert "inf" not in str(pentanomial_elo([6, 0, 0, 0, 0]))
     with pytest.raises(ValueError, match="five counts"):
         pentanomial_elo([1, 2])
 
@@ -147,5 +151,5 @@ def test_pentanomial_elo_without_pairs_and_mirrored() -> None:
 def test_even_teams_show_no_negative_zero() -> None:
     even = pentanomial_elo([0, 0, 3, 0, 0])
     assert (even.elo, even.los) == (0.0, 0.5)
-    assert str(even) == "+0.0 [+0.0, +0.0], LOS 50.0 %"
+    assert str(even) == "+0.0 (no interval yet: every result alike), LOS 50.0 %"
     assert format_elo(-0.04) == "+0.0" and format_elo(-0.06) == "-0.1"

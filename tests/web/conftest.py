@@ -9,10 +9,13 @@ the other tests of the same worker process call asyncio.run, which refuses to st
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.web.support import SIZES
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -41,3 +44,30 @@ def page(chromium: Browser) -> Iterator[Page]:
         yield context.new_page()
     finally:
         context.close()
+
+
+@pytest.fixture
+def open_page(chromium: Any) -> Iterator[Callable[..., Any]]:
+    """Open a URL in a fresh page (of a size) and wait until its script says it is ready; the
+    test fails on any script error, console error or request refused by the page's CSP."""
+    pages: list[Any] = []
+    errors: list[str] = []
+
+    def opener(url: str, size: tuple[int, int] = SIZES["laptop"]) -> Any:
+        page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+        page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+        page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+        page.goto(url)
+        try:
+            # A page with a script of the archive's is ready when the script says so.
+            if page.locator("script[src*='/static/archive/']").count():
+                page.wait_for_selector("html[data-ready=true]", state="attached", timeout=30_000)
+        except Exception as error:
+            raise AssertionError(f"{url} at {size}: not ready ({errors})") from error
+        pages.append(page)
+        return page
+
+    yield opener
+    for page in pages:
+        page.close()
+    assert errors == []
