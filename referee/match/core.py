@@ -43,6 +43,7 @@ from referee.match.messages import (
     Output,
     Received,
     Refused,
+    SeatClock,
     SeatInfo,
     Snapshot,
     Stop,
@@ -338,6 +339,18 @@ class Match:
         if self.over:
             return log, len(log)
         return log, max(0, len(log) - self.header.watch_delay_events)
+
+    def clocks(self, now: float, full: bool) -> tuple[SeatClock, ...]:
+        """The decisions being waited for now and their clocks, in seat order: what a viewer's
+        clock shows. A bomb window asks every seat at once and is left out; a delayed public view
+        (`watch_delay_events`) gets none, since who is asked now is ahead of what it may show."""
+        if not self.running or (not full and self.header.watch_delay_events):
+            return ()
+        return tuple(
+            SeatClock(r.seat, r.kind.value, max(0.0, now - r.sent_at), r.limit_s, r.bank_s)
+            for r in sorted(self._requests.open.values(), key=lambda r: r.seat)
+            if r.kind is not DecisionKind.BOMB_WINDOW
+        )
 
     # ---------------------------------------------------------------------------- the links' questions
 

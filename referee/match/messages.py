@@ -260,6 +260,22 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatClock:
+    """A decision a seat is being waited for, and its clock: what a viewer's clock shows."""
+
+    seat: int
+    kind: str  # a DecisionKind's value
+    used_s: float  # since the request was sent
+    limit_s: float  # the decision's own time
+    bank_s: float  # the seat's bank when it was asked, spent once the limit is
+
+    @property
+    def left_s(self) -> float:
+        """Time left before the referee answers for the seat (decision time, then the bank)."""
+        return max(0.0, self.limit_s + self.bank_s - self.used_s)
+
+
+@dataclass(frozen=True, slots=True)
 class SeatStatus:
     """Another seat went away or came back."""
 

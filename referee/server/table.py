@@ -37,6 +37,7 @@ from referee.match.messages import (
     Output,
     Received,
     Refused,
+    SeatClock,
     SeatInfo,
     SeatOptions,
     Send,
@@ -179,6 +180,10 @@ class Table:
     def players(self) -> int:
         """The number of seats."""
         return self.match.players
+
+    def clocks(self, full: bool) -> tuple[SeatClock, ...]:
+        """The decisions being waited for now and their clocks (Match.clocks)."""
+        return self.match.clocks(self.now(), full)
 
     def seat_info(self) -> tuple[SeatInfo, ...]:
         """Each seat's bot name and whether it is connected."""

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee import __version__
 from referee.match import MatchResult
-from referee.match.messages import LogEntry
+from referee.match.messages import LogEntry, SeatClock
 from referee.server.front import MATCH_ID, MatchEntry, Referee
 from referee.web.archive import Archive, archive_routes, home_route
 
@@ -248,6 +248,16 @@ def _sse_item(item: LogEntry | MatchResult) -> str:
     return f'event: event\ndata: {{"v":{item.state_version},"event":{item.json}}}\n\n'
 
 
+def _clock_json(clock: SeatClock) -> dict[str, Any]:
+    return {
+        "seat": clock.seat,
+        "kind": clock.kind,
+        "used_s": round(clock.used_s, 2),
+        "limit_s": clock.limit_s,
+        "bank_s": round(clock.bank_s, 2),
+    }
+
+
 def _result_json(result: MatchResult) -> dict[str, Any]:
     return {
         "winner": result.winner,
@@ -289,6 +299,7 @@ def create_app(
             version=__version__,
             organiser=organiser(request),
             tournament_page=tournament is not None,
+            archive_page=archive is not None,
             **context,
         )
         return HTMLResponse(body, status_code=status_code)
@@ -372,7 +383,8 @@ def create_app(
                                 return
                             # One write for everything the match did since the last one: a busy
                             # table changes hundreds of times a second, a viewer needs a few.
-                            yield "".join(_sse_item(item) for item in batch)
+                            clocks = [_clock_json(c) for c in table.clocks(full)]
+                            yield "".join(_sse_item(i) for i in batch) + _sse("clock", {"clocks": clocks})
                             await asyncio.sleep(COALESCE_S)
                     finally:
                         if following is not None:
@@ -441,6 +453,7 @@ def create_app(
     if front is not None:
         routes += live_routes(front)
     if archive is not None:
+        archive.live = front is not None
         routes += archive_routes(archive)
         if front is None:
             routes.append(home_route(archive))

@@ -161,6 +161,7 @@ class Archive:
 
     tournaments: dict[str, TournamentSource] = field(default_factory=dict)
     collections: dict[str, ReplayCollection] = field(default_factory=dict)
+    live: bool = False  # served beside a referee's live matches (its pages link to them)
 
     def add_tournament(self, info: TournamentInfo) -> TournamentSource:
         """Serve a tournament; its source (the id in its URLs is its name, made unique)."""
@@ -277,8 +278,8 @@ def _games_json(
     }
 
 
-def _page(request: Request, template: str, context: dict[str, Any]) -> Response:
-    return TEMPLATES.TemplateResponse(request, f"archive/{template}", context)
+def _page(archive: Archive, request: Request, template: str, context: dict[str, Any]) -> Response:
+    return TEMPLATES.TemplateResponse(request, f"archive/{template}", {**context, "live": archive.live})
 
 
 def _embed(data: Any) -> str:
@@ -293,7 +294,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
     """The archive's pages and JSON API."""
 
     async def index(request: Request) -> Response:
-        return _page(request, "index.html", {"archive": _index_json(archive)})
+        return _page(archive, request, "index.html", {"archive": _index_json(archive)})
 
     async def index_api(request: Request) -> Response:
         return JSONResponse(_index_json(archive))
@@ -333,6 +334,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         data = await tournament_data(request)
         source = _tournament(archive, request)
         return _page(
+            archive,
             request,
             "tournament.html",
             {
@@ -387,7 +389,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
 
     async def entrant(request: Request) -> Response:
         data = await entrant_data(request)
-        return _page(request, "entrant.html", {"e": data, "tid": _tournament(archive, request).tid})
+        return _page(archive, request, "entrant.html", {"e": data, "tid": _tournament(archive, request).tid})
 
     async def entrant_api(request: Request) -> Response:
         return JSONResponse(await entrant_data(request), headers=NO_STORE)
@@ -405,6 +407,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         public = request.query_params.get("view") == "public"
         steps = data["steps_url"] and (data["steps_url"] + ("?view=public" if public else ""))
         return _page(
+            archive,
             request,
             "game.html",
             {
@@ -457,7 +460,10 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
     async def board(request: Request) -> Response:
         source, data = await board_data(request)
         return _page(
-            request, "pair.html", {"b": data, "crumbs": [(source.info.name, f"/tournaments/{source.tid}")]}
+            archive,
+            request,
+            "pair.html",
+            {"b": data, "crumbs": [(source.info.name, f"/tournaments/{source.tid}")]},
         )
 
     async def board_api(request: Request) -> Response:
@@ -481,7 +487,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
     async def collection_page(request: Request) -> Response:
         collection = _collection(request)
         listing = await run_in_threadpool(_listing, collection)
-        return _page(request, "replays.html", {"c": listing})
+        return _page(archive, request, "replays.html", {"c": listing})
 
     async def collection_api(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(_listing, _collection(request)), headers=NO_STORE)
@@ -491,6 +497,7 @@ def archive_routes(archive: Archive) -> list[BaseRoute]:
         public = request.query_params.get("view") == "public"
         base = f"/replays/{collection.cid}/{quote(name)}"
         return _page(
+            archive,
             request,
             "game.html",
             {

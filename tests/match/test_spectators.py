@@ -66,3 +66,28 @@ def test_a_delay_longer_than_the_log_shows_nothing() -> None:
     connect_all(match, T0)
     tick(match, T0 + 5.5)
     assert shown(match, False) == []
+
+
+def test_a_viewer_clock_shows_whom_the_match_waits_for_and_for_how_long() -> None:
+    match = new_match(t=T0)
+    assert match.clocks(T0, full=False) == ()  # nobody is asked before the game starts
+    out = connect_all(match, T0)
+    asked = match.clocks(T0 + 2.5, full=False)
+    # The first decision (R-GT-1) is asked of every seat at once, each with its own clock.
+    assert [(c.seat, c.kind) for c in asked] == [(seat, "grand_tichu") for seat in range(4)]
+    clock = match.clock
+    for c in asked:
+        assert c.used_s == 2.5 and c.limit_s == clock.decision_ms / 1000 and c.bank_s == clock.bank_ms / 1000
+        assert c.left_s == c.limit_s + c.bank_s - 2.5
+    answer(match, request_of(out, 1), GrandTichu(False), T0 + 3.0)
+    assert [c.seat for c in match.clocks(T0 + 3.0, full=False)] == [0, 2, 3]
+
+
+def test_a_delayed_public_view_gets_no_clock() -> None:
+    match = new_match(watch_delay_events=DELAY, t=T0)
+    connect_all(match, T0)
+    # Who is asked now is ahead of what a delayed view may show; the full view sees it.
+    assert match.clocks(T0 + 1, full=False) == ()
+    assert len(match.clocks(T0 + 1, full=True)) == 4
+    match.handle(Stop("over"), T0 + 2)
+    assert match.clocks(T0 + 2, full=True) == ()

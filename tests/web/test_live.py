@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,8 @@ ONE_DEAL = dataclasses.replace(OFFICIAL, match_mode="fixed_rounds:1")
 HOSTILE = "<img src=x onerror=alert(1)>"
 NAMES = [HOSTILE, "Beta & <b>bold</b>", "gamma", "delta"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
-SIZES = {"1400x1000": (1400, 1000), "360x740": (360, 740)}
+SIZES = {"1400x1000": (1400, 1000), "360x740": (360, 740), "1024x768": (1024, 768), "1920x1080": (1920, 1080)}
+SCROLL_WIDTH = "() => document.documentElement.scrollWidth - window.innerWidth"
 # The boxes that must not overlap one another at any size.
 LAYOUT = (".seat", ".trick", ".side", ".events")
 
@@ -104,8 +106,15 @@ def test_a_live_match_is_seen_from_its_first_hand_to_its_result(live: LiveRefere
     for size, (width, height) in SIZES.items():
         page.set_viewport_size({"width": width, "height": height})
         assert overlaps(page, LAYOUT) == [], size
+        assert page.evaluate(SCROLL_WIDTH) <= 1, f"the table is wider than the window at {size}"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=SCREENSHOTS / f"live-table-{size}.png", full_page=True)
+    page.goto(f"{live.url}/")
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        assert overlaps(page, ("header.site", "main > *")) == [], size
+        assert page.evaluate(SCROLL_WIDTH) <= 1, f"the home page is wider than the window at {size}"
+        page.screenshot(path=SCREENSHOTS / f"live-home-{size}.png", full_page=True)
 
 
 def test_the_home_page_and_the_api_list_the_matches_and_no_secret(live: LiveReferee, page: Page) -> None:
@@ -239,3 +248,22 @@ def test_a_quiet_stream_is_kept_alive_and_still_follows_the_match(
             assert chunk, "the stream ended before the match did"
             received += chunk
     assert b"event: result" in received and b'"type":"round_started"' in received
+
+
+def test_the_seat_being_waited_for_shows_its_clock(live: LiveReferee, page: Page) -> None:
+    entry = live.call(
+        lambda: live.front.create(ONE_DEAL, seed="clock", bot_names=NAMES, match_id="web-clock")
+    )
+
+    async def seated() -> None:
+        # Seat 0 connects and never answers: the match waits for it at each of its decisions.
+        policies = [None, *(random_policy(f"web-clock/{s}") for s in range(1, 4))]
+        bots = await join(live.ref, list(entry.tokens), policies)
+        await asyncio.gather(*(bot.play() for bot in bots[1:]))
+
+    live.start(seated())
+    page.goto(f"{live.url}/matches/web-clock")
+    waited = page.locator('.seat[data-seat="0"] [data-role="clock"]')
+    expect(waited).to_have_text(re.compile(r"^(Grand Tichu\?|Tichu\?|to \w+.*) \d+ s"), timeout=120_000)
+    expect(page.locator('.seat[data-seat="0"]')).to_have_class(re.compile("is-asked"))
+    live.run(entry.table.stop("the test is over"))

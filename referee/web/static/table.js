@@ -184,7 +184,32 @@
     if (atEnd) list.scrollTop = list.scrollHeight;
   }
 
+  // The clocks of the seats being waited for: a snapshot from the server after each change of
+  // the match, counted down here between changes.
+  const KIND_WORDS = {
+    grand_tichu: "Grand Tichu?", tichu_step: "Tichu?", exchange: "to exchange", play: "to play",
+    dragon_gift: "to give the Dragon",
+  };
+  let clocks = [];
+  let clocksAt = 0;
+  function showClocks() {
+    const elapsed = (performance.now() - clocksAt) / 1000;
+    seatNodes.forEach((node, seat) => {
+      const clock = clocks.find((c) => c.seat === seat);
+      const shown = node.querySelector('[data-role="clock"]');
+      node.classList.toggle("is-asked", Boolean(clock));
+      if (!clock) { shown.textContent = ""; return; }
+      const own = Math.max(0, clock.limit_s - clock.used_s - elapsed);
+      const bank = Math.max(0, clock.bank_s - Math.max(0, clock.used_s + elapsed - clock.limit_s));
+      const words = KIND_WORDS[clock.kind] ?? clock.kind;
+      shown.textContent = `${words} ${own.toFixed(0)} s` + (bank > 0 ? ` + bank ${bank.toFixed(0)} s` : "");
+    });
+  }
+  setInterval(() => { if (clocks.length) showClocks(); }, 500);
+
   function showResult(result) {
+    clocks = [];
+    showClocks();
     const node = $("result");
     const winner = result.winner === null ? "No winner" : `Team ${"AB"[result.winner]} wins`;
     node.textContent = `${winner}, ${result.scores[0]} : ${result.scores[1]} (${result.reason})`;
@@ -211,6 +236,11 @@
     fold(event);
     log(describe(event));
     render();
+  });
+  source.addEventListener("clock", (message) => {
+    clocks = JSON.parse(message.data).clocks;
+    clocksAt = performance.now();
+    showClocks();
   });
   source.addEventListener("result", (message) => showResult(JSON.parse(message.data)));
   source.addEventListener("end", () => source.close());
