@@ -18,17 +18,21 @@ import secrets
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from referee import log
 from referee.commands import SDK_REPORT_ENV, filled, placeholder_env
 from referee.match import ClockSettings, MatchResult
 from referee.replay.text import summary_table
+from referee.rules import OFFICIAL
 from referee.server.serve import RunningServer, start_server
 from referee.visible import visible
+
+if TYPE_CHECKING:
+    from referee.web.app import RunningWeb
 
 # The sample bots by short name; a seat no bot was given for gets FILLER.
 SAMPLES = {
@@ -122,14 +126,21 @@ def _named(seats: Sequence[Entrant]) -> list[str]:
 
 
 async def _game(
-    running: RunningServer, number: int, seats: tuple[Entrant, ...], seed: str, logs: Path
+    running: RunningServer,
+    number: int,
+    seats: tuple[Entrant, ...],
+    seed: str,
+    logs: Path,
+    watch: Callable[[str], None] = lambda match_id: None,
 ) -> Game:
     match_id = f"match-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}-g{number}"
     names = _named(seats)
-    table, tokens = running.service.create_match(
-        preset="official", clock=CLOCK, seed=seed, bot_names=names, match_id=match_id
+    entry = running.service.referee.create(
+        OFFICIAL, clock=CLOCK, seed=seed, bot_names=names, match_id=match_id
     )
-    replay = running.service.replay_paths[match_id]
+    table, tokens, replay = entry.table, entry.tokens, entry.replay_path
+    assert replay is not None, "the match referee writes every replay (replay_dir)"
+    watch(match_id)
     processes: list[tuple[asyncio.subprocess.Process, Path]] = []
     started = time.monotonic()
     failure = ""
@@ -220,23 +231,39 @@ def report(games: Sequence[Game], out: TextIO) -> None:
 
 
 async def play(
-    seats: tuple[Entrant, ...], games: int, seed: str, replay_dir: Path, out: TextIO
+    seats: tuple[Entrant, ...], games: int, seed: str, replay_dir: Path, out: TextIO, http: str = ""
 ) -> list[Game]:
-    """Play the games on a referee of this process; each game's end, printed as it comes."""
+    """Play the games on a referee of this process; each game's end, printed as it comes. With
+    `http` (HOST:PORT), the web face serves them live there while they play."""
     running = await start_server(
         "127.0.0.1:0", secrets.token_urlsafe(24), insecure=True, replay_dir=replay_dir, resume=False
     )
+    web: RunningWeb | None = None
     played: list[Game] = []
+
+    def watch(match_id: str) -> None:
+        if web is not None:
+            print(f"Watch it live: {web.url}/matches/{match_id}", file=out, flush=True)
+
     try:
+        if http:
+            from referee.web.app import parse_address, start_web
+
+            try:
+                web = await start_web(running.service.referee, *parse_address(http))
+            except (OSError, ValueError) as error:
+                raise MatchError(f"--http {http}: {error}") from None
         with tempfile.TemporaryDirectory(prefix="tichu-match-") as folder:
             logs = Path(folder)
             for number in range(1, games + 1):
                 # Games in pairs on one deal, the teams swapping seats (duplicate).
                 order = seats if number % 2 else (*seats[1:], seats[0])
-                game = await _game(running, number, order, f"{seed}-{(number - 1) // 2}", logs)
+                game = await _game(running, number, order, f"{seed}-{(number - 1) // 2}", logs, watch)
                 played.append(game)
                 _print_game(game, _replaced(logs, game), out)
     finally:
+        if web is not None:
+            await web.stop()
         await running.stop()
     return played
 
@@ -284,6 +311,12 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", type=int, default=1, help="games to play (in pairs on the same deals)")
     parser.add_argument("--seed", help="the deals' seed (default: a new one, printed)")
     parser.add_argument("--out", type=Path, default=REPLAY_DIR, help="the folder of the replays")
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default="",
+        help="watch the games in a browser: serve the web face there while they play (e.g. 127.0.0.1:8080)",
+    )
 
 
 def split_commands(argv: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -321,7 +354,7 @@ def run_match(args: argparse.Namespace, out: TextIO | None = None) -> int:
         file=out,
     )
     try:
-        games = asyncio.run(play(seats, args.games, seed, args.out, out))
+        games = asyncio.run(play(seats, args.games, seed, args.out, out, http=args.http))
     except MatchError as error:
         print(f"tichu match: {error}", file=sys.stderr)
         return 1

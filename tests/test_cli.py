@@ -74,3 +74,17 @@ def test_a_token_beginning_with_a_dash_parses() -> None:
     serve = argparse.ArgumentParser()
     add_serve_arguments(serve)
     assert serve.parse_args(attach_token_values(["--organiser-token", "-Zq"])).organiser_token == "-Zq"
+
+
+def test_tichu_match_serves_its_games_on_the_web_face_when_asked(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TICHU_LOG_LEVEL": "error"}
+    argv = [sys.executable, "-m", "referee.cli", "match", "random", "--seed", "3", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [*argv, "--http", "127.0.0.1:0"], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Watch it live: http://127.0.0.1:" in done.stdout and "/matches/match-" in done.stdout
+    refused = subprocess.run(
+        [*argv, "--http", "nowhere"], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert refused.returncode == 1 and "--http nowhere: give HOST:PORT" in refused.stderr
