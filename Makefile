@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure test-compiled fast pure lint buf buf-checks bench proto clean docs docs-serve package
+.PHONY: demo test test-pure test-compiled fast pure lint buf buf-checks bench proto clean docs docs-serve package package-smoke
 
 # What each target needs, and no more: the demo only the project and its runtime dependencies;
 # the development tools ([dev]) for the tests, lint and builds; Ray ([ray]) for the suite; the
@@ -53,6 +53,10 @@ package: $(DEV_STAMP)
 	rm -rf dist
 	mkdir -p build && $(BIN)/python -m build --outdir dist . >build/package.log 2>&1 || { tail -20 build/package.log; exit 1; }
 	$(BIN)/twine check --strict dist/*
+
+# The wheel outside the repository: a fresh venv in a temporary folder, new-bot, match, check-bot, mypy.
+package-smoke: package
+	PYTHON=$(PYTHON) bash tools/package_smoke.sh
 
 lint: $(RAY_STAMP)
 	$(BIN)/ruff check .

@@ -185,6 +185,9 @@ class Proxy(referee_pb2_grpc.RefereeServicer):
                 await context.abort(item.code(), item.details() or "")
         finally:
             trace.add(Seen(time.monotonic(), stream, "closed", note=why))
+            # End the upstream request iterator before the call: gRPC's task that reads it
+            # would otherwise be left waiting on the outbox when the loop closes.
+            outbox.put_nowait(None)
             for task in (up, reader):
                 task.cancel()
             call.cancel()
