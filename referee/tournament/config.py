@@ -37,8 +37,8 @@ DEFAULT_CLOCK = ClockSettings(
     heartbeat_interval_ms=5_000,
     heartbeat_timeout_ms=15_000,
     reconnect_grace_ms=10_000,
-    # The runner's start_timeout_s stops a game whose bots do not all come and leaves it for
-    # resume; the referee's own start timeout would record a forfeit that resume cannot undo.
+    # 0: each game's start timeout is the tournament's start_timeout_s (host.game_clock); the
+    # host keeps no result of a game whose bots did not all come (NO_SHOW), and resume plays it.
     start_timeout_ms=0,
 )
 Path_ = tuple[str | int, ...]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import secrets
@@ -26,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from referee.match.clock import ClockSettings
 from referee.match.messages import MatchResult
+from referee.match.outcome import Termination
 from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
 from referee.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailableError, check_available
@@ -307,7 +310,7 @@ class GameHost:
             # Through the referee's front door: the host runs the referee in its own process.
             entry = self.running.service.referee.create(
                 config.rules,
-                clock=config.clock,
+                clock=game_clock(config),
                 seed=order.seed,
                 bot_names=list(order.players),
                 match_id=order.match_id,
@@ -339,13 +342,17 @@ class GameHost:
             return refused
         order, table, started = self._games.pop(match_id)
         try:
-            failure = await self._await_end(table)
+            failure = await self._await_end(match_id, table)
         finally:
             self._tables.pop(match_id, None)
             exits: dict[int, str] = {}
             for processes in self.bots.values():
                 exits.update(processes.release(match_id))
         result = table.result
+        if result is not None and result.outcome.termination is Termination.NO_SHOW:
+            # Its seats' bots never all came: no result to keep; resume plays the game again.
+            waited_s = game_clock(self.config).start_timeout_ms / 1000
+            failure, result = f"not every seat connected within {waited_s:g} s", None
         outcome = self._outcome(
             order,
             started,
@@ -383,24 +390,18 @@ class GameHost:
             replay_text=replay_text,
         )
 
-    async def _await_end(self, table: Table) -> str:
-        """Until the table ends; a table whose seats do not all connect in time, or that runs too
-        long, is stopped without a result: why, or "" when it ended by itself."""
-        config = self.config
-        started = time.monotonic()
-        while not table.finished.is_set():
-            waited_s = time.monotonic() - started
-            if table.status == "waiting" and waited_s > config.start_timeout_s:
-                why = f"not every seat connected within {config.start_timeout_s:g} s"
-                await table.stop(why)
-                return why
-            if waited_s > config.game_timeout_s:
-                why = f"the game ran over the tournament's {config.game_timeout_s:g} s"
-                await table.stop(why)
-                return why
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(table.finished.wait(), 1.0)
-        return ""
+    async def _await_end(self, match_id: str, table: Table) -> str:
+        """Until the game ends: its own start timeout (the tournament's start_timeout_s) ends a
+        game whose seats do not all come, and one that runs past the tournament's game timeout is
+        stopped without a result: why, or "" when it ended by itself."""
+        assert self.running is not None
+        limit_s = self.config.game_timeout_s
+        await self.running.service.referee.finished(match_id, limit_s)
+        if table.finished.is_set():
+            return ""
+        why = f"the game ran over the tournament's {limit_s:g} s"
+        await table.stop(why)
+        return why
 
     async def stop(self) -> None:
         """End the bot processes, then the referee."""
@@ -410,6 +411,15 @@ class GameHost:
             self._traffic = self.running.service.traffic
             self.running = None
         self._remove_socket_dir()
+
+
+def game_clock(config: TournamentConfig) -> ClockSettings:
+    """A game's clocks: the config's, with the tournament's start_timeout_s as the match's own
+    start timeout unless the config gives one (a game whose seats do not all come then ends with
+    a NO_SHOW termination, which the host does not keep as a result)."""
+    if config.clock.start_timeout_ms:
+        return config.clock
+    return dataclasses.replace(config.clock, start_timeout_ms=max(1, round(config.start_timeout_s * 1000)))
 
 
 def order_seats(config: TournamentConfig) -> range:
