@@ -25,7 +25,7 @@ from typing import Any
 
 import structlog
 
-from referee.commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
+from referee.bot_commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
 from referee.rules import (
     Action,
     CallTichu,
@@ -120,7 +120,7 @@ def _to_stderr(replacement: Replacement) -> None:
     sys.stderr.flush()
 
 
-# `tichu check-bot` asks for them so (referee.commands).
+# `tichu check-bot` asks for them so (referee.bot_commands).
 if os.environ.get(SDK_REPORT_ENV) == "stderr":
     _observers.append(_to_stderr)
 

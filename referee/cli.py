@@ -12,21 +12,9 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
-from typing import Protocol
 
+from referee.sdk_commands import external_command
 
-class Command(Protocol):
-    """A command another package adds to `tichu`: its arguments and how it runs."""
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Add the command's arguments to its (sub)parser."""
-
-    def run(self, args: argparse.Namespace) -> int:
-        """Run the command; its exit code."""
-
-
-COMMAND_GROUP = "tichu.commands"
 # Options whose value is a secret token: base64url, which may begin with '-'.
 TOKEN_OPTIONS = frozenset({"--token", "--organiser-token"})
 # A word that is an option of ours rather than a token: `--name` or `--name=value`.
@@ -72,18 +60,6 @@ def version_line() -> str:
     from referee.match import PROTOCOL_VERSION
 
     return f"tichu {__version__} (protocol tichu.v1, protocol_version {PROTOCOL_VERSION})"
-
-
-def external_command(name: str) -> Command:
-    """The command `name` that an installed package registered; SystemExit if none did."""
-    found = entry_points(group=COMMAND_GROUP, name=name)
-    for entry in found:
-        command: Command = entry.load()
-        return command
-    raise SystemExit(
-        f"tichu: the command {name!r} comes with the bot SDK (the clients package), which is not "
-        "installed here: pip install the project (make demo does)"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from referee.replay import ReplayFormatError, read_replay
 from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.text import summary_table
 from referee.replay.verify import verify
+from referee.sdk_commands import sdk_argv
 from referee.server.serve import start_server
 from referee.visible import visible
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -98,7 +99,7 @@ async def _play(seed: str, out: TextIO, keys: Path, http: str = "") -> int:
             }
             processes.append(
                 await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "referee.cli", "bot", spec, "--server", running.address,
+                    *sdk_argv("bot"), spec, "--server", running.address,
                     "--insecure", "--name", name,
                     env=env, stdout=asyncio.subprocess.DEVNULL,
                 )

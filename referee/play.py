@@ -3,7 +3,7 @@
 A referee on a free port of 127.0.0.1 (plaintext) runs in this process; each seat's bot is its
 own process that connects over gRPC with its seat token, as on any referee: a Bot subclass
 (MODULE:CLASS or FILE.py:CLASS) runs with the SDK's connector as `tichu bot` runs it, a command
-(after `--`) gets the placeholders and TICHU_* variables of referee.commands and
+(after `--`) gets the placeholders and TICHU_* variables of referee.bot_commands and
 TICHU_INSECURE=1. Seats the bots given do not fill are taken by a sample bot. Several games play
 the same deals twice, the teams swapping seats, as duplicate tournaments do.
 """
@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from referee import log
-from referee.commands import SDK_REPORT_ENV, filled, placeholder_env
+from referee.bot_commands import SDK_REPORT_ENV, filled, placeholder_env
 from referee.match import ClockSettings, MatchResult
 from referee.replay.text import summary_table
 from referee.rules import OFFICIAL
+from referee.sdk_commands import sdk_argv
 from referee.server.serve import RunningServer, start_server
 from referee.visible import visible
 
@@ -62,7 +63,7 @@ class Entrant:
         env = {**placeholder_env(values), "TICHU_INSECURE": "1", SDK_REPORT_ENV: "stderr"}
         if self.command:
             return filled(self.command, values), env
-        argv = [sys.executable, "-m", "referee.cli", "bot", self.spec, "--server", address, "--insecure"]
+        argv = [*sdk_argv("bot"), self.spec, "--server", address, "--insecure"]
         return [*argv, "--name", self.name], env
 
 
@@ -202,7 +203,7 @@ def _tail(path: Path, lines: int = 4) -> str:
 
 def _replaced(logs: Path, game: Game) -> list[int]:
     """How many answers the SDK replaced for each seat's bot (exceptions, illegal answers)."""
-    from referee.commands import SDK_REPORT_PREFIX
+    from referee.bot_commands import SDK_REPORT_PREFIX
 
     counts = []
     for seat in range(len(game.seats)):

@@ -1,9 +1,9 @@
 """Running the checks: a referee and the proxy in this process, the bot as a process per check.
 
-A bot given as MODULE:CLASS runs as `python -m clients.connect MODULE:CLASS` (the SDK's
+A bot given as MODULE:CLASS runs as `tichu bot MODULE:CLASS` (the SDK's
 connector, as `tichu bot` runs it); a command has its placeholders {server}, {token}, {seat} and
 {ca_file} filled in, and finds the same values in TICHU_SERVER, TICHU_TOKEN, TICHU_SEAT and
-TICHU_CA_FILE (referee.commands, shared with the tournament's command entrants). Each check gets its
+TICHU_CA_FILE (referee.bot_commands, shared with the tournament's command entrants). Each check gets its
 own match, its own bot process and its own time limit.
 """
 
@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee import log
+from referee.bot_commands import filled, placeholder_env
 from referee.checkbot import sdk
 from referee.checkbot.checks import Check, Run, all_checks
 from referee.checkbot.proxy import Trace, start_proxy
 from referee.checkbot.report import Outcome, Report, Verdict
 from referee.checkbot.seats import KitSeat
-from referee.commands import filled, placeholder_env
 from referee.match import ClockSettings
 from referee.rules import state_from_json
 from referee.sandbox import (
@@ -38,6 +38,7 @@ from referee.sandbox import (
     check_available,
     launch,
 )
+from referee.sdk_commands import sdk_argv
 from referee.server.serve import start_server
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -76,15 +77,8 @@ class Settings:
 
 def bot_command(spec: str) -> list[str]:
     """The command that runs a Bot subclass given as MODULE:CLASS with the SDK's connector."""
-    return [
-        sys.executable,
-        "-m",
-        "clients.connect",
-        spec,
-        "--server",
-        "{server}",
-        "--insecure",
-    ]  # the token in $TICHU_TOKEN: no process listing shows it
+    # The token in $TICHU_TOKEN: no process listing shows it.
+    return sdk_argv("bot", spec, "--server", "{server}", "--insecure")
 
 
 class Kit:

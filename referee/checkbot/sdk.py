@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from referee.bot_commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
 from referee.checkbot.report import Outcome, Verdict
-from referee.commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
 
 # The environment that asks the SDK for its reports.
 REPORTING = {SDK_REPORT_ENV: "stderr"}

@@ -4,11 +4,11 @@ An entrant is played either by shared processes or by one process per seat:
 
 - shared (`bot = MODULE:CLASS`, or a `command` with `serves_many = true`): `processes` long-lived
   processes that read seat lines `TOKEN NAME RNG_SEED` on their standard input, as
-  `python -m clients.worker MODULE:CLASS --server ADDR` does. One that crashes while it holds
-  seats is started again (at most MAX_RESTARTS times) and handed them again.
+  `tichu tournament worker MODULE:CLASS --server ADDR` (the SDK's worker) does. One that crashes
+  while it holds seats is started again (at most MAX_RESTARTS times) and handed them again.
 - per seat (a `command` without serves_many, or a bot with `per_seat = true`): a process started
   when its seat is handed out and ended with its game; a command has its placeholders filled
-  (referee.commands), a per-seat worker is given its one seat line and then the end of its input.
+  (referee.bot_commands), a per-seat worker is given its one seat line and then the end of its input.
 
 Every process runs in a session (and process group) of its own, in a cgroup of its own where the
 machine has one we may use (so that its limits hold for everything it starts and ending it ends
@@ -29,14 +29,14 @@ import importlib.util
 import os
 import shutil
 import signal
-import sys
 from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 
 from referee import log
-from referee.commands import filled, placeholder_env
+from referee.bot_commands import filled, placeholder_env
 from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment, launch
+from referee.sdk_commands import sdk_argv
 from referee.tournament.config import Entrant
 from referee.tournament.limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
@@ -235,7 +235,7 @@ def _environment(values: dict[str, str], insecure: bool, entrant: Entrant) -> di
 
 def _worker_argv(bot: str, server: str, ca_file: str | None, insecure: bool) -> list[str]:
     security = ["--ca-file", ca_file] if ca_file else (["--insecure"] if insecure else [])
-    return [sys.executable, "-m", "clients.worker", bot, "--server", server, *security]
+    return sdk_argv("tournament", "worker", bot, "--server", server, *security)
 
 
 class Worker:

@@ -63,7 +63,7 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
     worker = sub.add_parser("worker", help="play the seats whose tokens arrive on standard input")
     if worker_args:
         # The worker is the bot SDK's (clients.worker), loaded only when it is asked for.
-        from referee.cli import external_command
+        from referee.sdk_commands import external_command
 
         external_command("worker").add_arguments(worker)
 
@@ -71,7 +71,7 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, worker_args: bool 
 def run_tournament_command(args: argparse.Namespace) -> int:
     """Dispatch `tichu tournament ...`; 2 for a bad config, 1 when games could not be played."""
     if args.action == "worker":
-        from referee.cli import external_command
+        from referee.sdk_commands import external_command
 
         return external_command("worker").run(args)
     from referee.tournament.config import ConfigError, load_config

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.commands import PER_SEAT, PLACEHOLDERS, placeholders_in
+from referee.bot_commands import PER_SEAT, PLACEHOLDERS, placeholders_in
 from referee.match import ClockSettings
 from referee.rules import RulesConfig, RulesError
 

@@ -13,10 +13,10 @@ from dataclasses import replace
 
 import pytest
 
+from referee.bot_commands import filled
 from referee.checkbot.checks import all_checks
 from referee.checkbot.kit import Settings, bot_command, run_kit
 from referee.checkbot.report import Report, Verdict
-from referee.commands import filled
 
 # Several checks at once: most of a check is waiting (held requests, deadlines), not computing.
 SETTINGS = Settings(parallel=4)
