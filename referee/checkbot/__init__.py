@@ -11,6 +11,6 @@ runner, it starts a Bot subclass as a `tichu bot` process rather than importing
 the SDK (the referee never imports clients).
 """
 
-from referee.checkbot.report import Outcome, Report, Verdict
+from referee.checkbot.report import CheckResult, Grade, Report
 
-__all__ = ["Outcome", "Report", "Verdict"]
+__all__ = ["CheckResult", "Grade", "Report"]

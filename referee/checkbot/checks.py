@@ -15,7 +15,7 @@ from typing import Any
 from google.protobuf import text_format
 
 from referee.checkbot.proxy import Faults, Trace
-from referee.checkbot.report import Outcome, Verdict
+from referee.checkbot.report import CheckResult, Grade
 from referee.checkbot.seats import Policy, bomber
 from referee.match import ClockSettings
 from referee.server.codec import action_from_proto
@@ -58,7 +58,7 @@ class Check:
     title: str
     bot_seat: int
     finished: Callable[[Trace, Run], bool]
-    grade: Callable[[Check, Trace, Run], Outcome]
+    grade: Callable[[Check, Trace, Run], CheckResult]
     position: dict[str, Any] | None = None  # a tichu-state/1 position; None: a fresh deal from `seed`
     seed: str = "check-bot"
     faults: Faults = field(default_factory=Faults)
@@ -115,20 +115,20 @@ def first(trace: Trace, kind: int) -> pb.DecisionRequest | None:
     return found[0] if found else None
 
 
-def outcome(check: Check, verdict: Verdict, detail: str = "", fault: str = "", rule: str = "") -> Outcome:
+def outcome(check: Check, verdict: Grade, detail: str = "", fault: str = "", rule: str = "") -> CheckResult:
     """An outcome of this check."""
-    return Outcome(check.name, check.title, verdict, detail, fault, rule)
+    return CheckResult(check.name, check.title, verdict, detail, fault, rule)
 
 
-def exited(check: Check, run: Run, fault: str = "bot_exited") -> Outcome | None:
+def exited(check: Check, run: Run, fault: str = "bot_exited") -> CheckResult | None:
     """A failure if the bot's process ended before the check did (not after the match's result)."""
     if run.exit_code is None or (run.exit_code == 0 and run.match_over):
         return None
     tail = f"; its last words: {run.stderr_tail}" if run.stderr_tail else ""
-    return outcome(check, Verdict.FAILED, f"the bot's process ended (exit code {run.exit_code}){tail}", fault)
+    return outcome(check, Grade.FAILED, f"the bot's process ended (exit code {run.exit_code}){tail}", fault)
 
 
-def bad_rejection(check: Check, trace: Trace, tolerate: frozenset[int] = frozenset()) -> Outcome | None:
+def bad_rejection(check: Check, trace: Trace, tolerate: frozenset[int] = frozenset()) -> CheckResult | None:
     """A failure for the first rejection that is not tolerated here, naming what the bot sent."""
     for rejection in trace.rejections():
         if rejection.reason not in tolerate:
@@ -136,7 +136,7 @@ def bad_rejection(check: Check, trace: Trace, tolerate: frozenset[int] = frozens
     return None
 
 
-def _rejected(check: Check, trace: Trace, rejection: pb.Rejection) -> Outcome:
+def _rejected(check: Check, trace: Trace, rejection: pb.Rejection) -> CheckResult:
     sent = ""
     if rejection.request_id:
         answers = trace.decisions(rejection.request_id)
@@ -148,10 +148,10 @@ def _rejected(check: Check, trace: Trace, rejection: pb.Rejection) -> Outcome:
             sent = f"out of turn the bot sent {shown(moves[-1][1].action)!r}; "
     reason = REASONS.get(rejection.reason, str(rejection.reason))
     detail = f"{sent}the referee rejected it ({reason}): {rejection.message}"
-    return outcome(check, Verdict.FAILED, detail, f"{reason.lower()}_answer", rejection.rule)
+    return outcome(check, Grade.FAILED, detail, f"{reason.lower()}_answer", rejection.rule)
 
 
-def answered_well(check: Check, trace: Trace, request: pb.DecisionRequest) -> Outcome | None:
+def answered_well(check: Check, trace: Trace, request: pb.DecisionRequest) -> CheckResult | None:
     """A failure if the request got no answer in time, or a rejected one."""
     for rejection in trace.rejections():
         if rejection.request_id == request.request_id:
@@ -160,7 +160,7 @@ def answered_well(check: Check, trace: Trace, request: pb.DecisionRequest) -> Ou
         kind = KIND_NAMES.get(request.kind, str(request.kind))
         return outcome(
             check,
-            Verdict.FAILED,
+            Grade.FAILED,
             f"the bot did not answer the {kind} request {request.request_id} within its "
             f"{request.deadline_ms} ms; the referee applied its default",
             "no_answer",
@@ -169,14 +169,14 @@ def answered_well(check: Check, trace: Trace, request: pb.DecisionRequest) -> Ou
     return None
 
 
-def passed(check: Check, detail: str = "") -> Outcome:
+def passed(check: Check, detail: str = "") -> CheckResult:
     """The check passed."""
-    return outcome(check, Verdict.PASSED, detail)
+    return outcome(check, Grade.PASSED, detail)
 
 
-def not_reached(check: Check, what: str) -> Outcome:
+def not_reached(check: Check, what: str) -> CheckResult:
     """The situation never arose."""
-    return outcome(check, Verdict.NOT_REACHED, f"{what} never happened")
+    return outcome(check, Grade.NOT_REACHED, f"{what} never happened")
 
 
 # ---------------------------------------------------------------------------- the plain checks
@@ -189,7 +189,7 @@ def requests_answered(*kinds: int) -> Rule:
         last = first(trace, kinds[-1])
         return last is not None and settled(trace, last, run)
 
-    def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+    def grade(check: Check, trace: Trace, run: Run) -> CheckResult:
         crashed = exited(check, run)
         if crashed is not None:
             return crashed
@@ -205,7 +205,7 @@ def requests_answered(*kinds: int) -> Rule:
     return finished, grade
 
 
-Rule = tuple[Callable[[Trace, Run], bool], Callable[[Check, Trace, Run], Outcome]]
+Rule = tuple[Callable[[Trace, Run], bool], Callable[[Check, Trace, Run], CheckResult]]
 
 
 def make(name: str, title: str, bot_seat: int, rule: Rule, **options: Any) -> Check:
@@ -318,7 +318,7 @@ def _cut_finished(trace: Trace, run: Run) -> bool:
     return cut_at is not None and run.now - cut_at > (request.deadline_ms + run.clock.grace_ms) / 1000 + 1.0
 
 
-def _cut_grade(check: Check, trace: Trace, run: Run) -> Outcome:
+def _cut_grade(check: Check, trace: Trace, run: Run) -> CheckResult:
     request = first(trace, K.DECISION_KIND_PLAY)
     if request is None or not trace.cut_done:
         return exited(check, run) or not_reached(
@@ -328,7 +328,7 @@ def _cut_grade(check: Check, trace: Trace, run: Run) -> Outcome:
         ended = "" if run.exit_code is None else f" (its process ended with exit code {run.exit_code})"
         return outcome(
             check,
-            Verdict.FAILED,
+            Grade.FAILED,
             f"the kit cut the bot's stream after PLAY request {request.request_id}; the bot never "
             f"opened a new one{ended}",
             "never_reconnected",
@@ -339,7 +339,7 @@ def _cut_grade(check: Check, trace: Trace, run: Run) -> Outcome:
         ):
             return outcome(
                 check,
-                Verdict.FAILED,
+                Grade.FAILED,
                 f"the bot reconnected, but did not answer request {pending.request_id}, which the "
                 "Snapshot listed as pending; the referee applied its default",
                 "pending_request_unanswered",
@@ -352,7 +352,7 @@ def repeated(*, fault: str, crash: str, limit: int) -> Rule:
     """The opening with a fault that repeats requests: at most `limit` answers to one on a stream."""
     finished, plain = requests_answered(*OPENING)
 
-    def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+    def grade(check: Check, trace: Trace, run: Run) -> CheckResult:
         failure = exited(check, run, crash)
         if failure is not None:
             return failure
@@ -363,7 +363,7 @@ def repeated(*, fault: str, crash: str, limit: int) -> Rule:
             if max(per_stream.values(), default=0) > limit:
                 return outcome(
                     check,
-                    Verdict.FAILED,
+                    Grade.FAILED,
                     f"the bot answered request {request.request_id} "
                     f"{max(per_stream.values())} times on one stream",
                     fault,
@@ -398,7 +398,7 @@ def _held_finished(trace: Trace, run: Run) -> bool:
 def held(crash: str) -> Rule:
     """A finish and a grade for a request the kit holds past its deadline: the bot must carry on."""
 
-    def grade(check: Check, trace: Trace, run: Run) -> Outcome:
+    def grade(check: Check, trace: Trace, run: Run) -> CheckResult:
         failure = exited(check, run, crash)
         if failure is not None:
             return failure

@@ -26,7 +26,7 @@ from referee.bot_commands import filled, placeholder_env
 from referee.checkbot import sdk
 from referee.checkbot.checks import Check, Run, all_checks
 from referee.checkbot.proxy import Trace, start_proxy
-from referee.checkbot.report import Outcome, Report, Verdict
+from referee.checkbot.report import CheckResult, Grade, Report
 from referee.checkbot.seats import KitSeat
 from referee.match import ClockSettings
 from referee.rules import state_from_json
@@ -104,7 +104,7 @@ class Kit:
         self.server, self.proxy, self.proxy_address = server, proxy, f"127.0.0.1:{proxy_port}"
         limit = asyncio.Semaphore(max(1, self.settings.parallel))
 
-        async def one(check: Check) -> Outcome:
+        async def one(check: Check) -> CheckResult:
             async with limit:
                 return await self.run_check(check)
 
@@ -116,7 +116,7 @@ class Kit:
             await server.stop(0)
         return Report(label, list(outcomes))
 
-    async def run_check(self, check: Check) -> Outcome:
+    async def run_check(self, check: Check) -> CheckResult:
         """One check: its match, its kit seats, the bot's process; the grade."""
         clock = self.settings.clock()
         initial = None if check.position is None else state_from_json(check.position)
@@ -158,10 +158,10 @@ class Kit:
                     )  # fmt: skip
             except OSError as error:
                 await self._end(table, seats, None)
-                return Outcome(
+                return CheckResult(
                     check.name,
                     check.title,
-                    Verdict.FAILED,
+                    Grade.FAILED,
                     f"cannot start the bot: {error}",
                     "bot_not_started",
                 )

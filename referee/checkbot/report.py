@@ -14,7 +14,7 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-class Verdict(StrEnum):
+class Grade(StrEnum):
     """How a check came out."""
 
     PASSED = "passed"
@@ -23,12 +23,12 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class CheckResult:
     """One check's grade: the verdict, the fault found (a short name), what the bot did, the rule."""
 
     check: str
     title: str
-    verdict: Verdict
+    verdict: Grade
     detail: str = ""
     fault: str = ""  # e.g. "never_reconnected", "illegal_answer", "answered_twice"
     rule: str = ""  # the RULES.md rule ID the referee named, if any
@@ -52,19 +52,19 @@ class Report:
     """Every check's outcome for one bot."""
 
     bot: str
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[CheckResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         """True only when every check passed (a check not reached is not a pass)."""
-        return bool(self.outcomes) and all(o.verdict is Verdict.PASSED for o in self.outcomes)
+        return bool(self.outcomes) and all(o.verdict is Grade.PASSED for o in self.outcomes)
 
     @property
     def exit_code(self) -> int:
         """0 when every check passed, else 1."""
         return 0 if self.passed else 1
 
-    def outcome(self, check: str) -> Outcome:
+    def outcome(self, check: str) -> CheckResult:
         """The outcome of one check; KeyError if it did not run."""
         for found in self.outcomes:
             if found.check == check:
@@ -73,7 +73,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object."""
-        counts = {v.value: sum(o.verdict is v for o in self.outcomes) for v in Verdict}
+        counts = {v.value: sum(o.verdict is v for o in self.outcomes) for v in Grade}
         return {
             "format": "tichu-check-bot/1",
             "bot": self.bot,
@@ -88,21 +88,21 @@ class Report:
 
     def render(self) -> str:
         """The report for a terminal: one line per check, then what went wrong under it."""
-        marks = {Verdict.PASSED: "PASS", Verdict.FAILED: "FAIL", Verdict.NOT_REACHED: "----"}
+        marks = {Grade.PASSED: "PASS", Grade.FAILED: "FAIL", Grade.NOT_REACHED: "----"}
         lines = [f"tichu check-bot: {printable(self.bot)}"]
         width = max((len(o.check) for o in self.outcomes), default=0)
         for o in self.outcomes:
             lines.append(f"  {marks[o.verdict]}  {o.check:<{width}}  {o.title}")
-            if o.verdict is not Verdict.PASSED:
+            if o.verdict is not Grade.PASSED:
                 label = " ".join(part for part in (o.fault, o.rule and f"({o.rule})") if part)
                 lines.append(
                     f"        {label}: {printable(o.detail)}" if label else f"        {printable(o.detail)}"
                 )
                 lines.extend(f"          {printable(line)}" for line in o.traceback)
-        counts = {v: sum(o.verdict is v for o in self.outcomes) for v in Verdict}
+        counts = {v: sum(o.verdict is v for o in self.outcomes) for v in Grade}
         lines.append(
-            f"{counts[Verdict.PASSED]} passed, {counts[Verdict.FAILED]} failed, "
-            f"{counts[Verdict.NOT_REACHED]} not reached: "
+            f"{counts[Grade.PASSED]} passed, {counts[Grade.FAILED]} failed, "
+            f"{counts[Grade.NOT_REACHED]} not reached: "
             + ("the bot passes" if self.passed else "the bot does not pass")
         )
         return "\n".join(lines)

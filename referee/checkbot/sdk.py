@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bot_commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
-from referee.checkbot.report import Outcome, Verdict
+from referee.checkbot.report import CheckResult, Grade
 
 # The environment that asks the SDK for its reports.
 REPORTING = {SDK_REPORT_ENV: "stderr"}
@@ -38,7 +38,7 @@ def replacements(stderr: Path) -> list[dict[str, Any]]:
     return found
 
 
-def graded(outcome: Outcome, stderr: Path) -> Outcome:
+def graded(outcome: CheckResult, stderr: Path) -> CheckResult:
     """The outcome, failed on the first answer the SDK replaced during the check, if any."""
     found = replacements(stderr)
     if not found:
@@ -51,7 +51,7 @@ def graded(outcome: Outcome, stderr: Path) -> Outcome:
     detail = f"{method}(): {first.get('problem', '')}{answer}, in {first.get('situation', '')}{sent}{more}"
     return replace(
         outcome,
-        verdict=Verdict.FAILED,
+        verdict=Grade.FAILED,
         detail=detail,
         fault=str(first.get("fault") or "answer_replaced"),
         rule=str(first.get("rule") or ""),

@@ -62,7 +62,7 @@ from referee.rules.cards import CARD_NAMES, mask_of, parse_rank, rank_name
 from referee.rules.config import PRESETS
 from referee.rules.events import event_from_json
 from referee.rules.observation import observation_json
-from referee.server.limits import action_problem
+from referee.server.input_limits import action_problem
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
 KIND_TO_PROTO = {

@@ -27,7 +27,7 @@ from referee.match.proof import SeedSecret, Signer, match_seed
 from referee.match.records import Line
 from referee.replay import ReplayFormatError, ReplayWriter, read_replay
 from referee.rules import OFFICIAL, RulesConfig, RulesError, State
-from referee.server.limits import check_match_fields, check_rules
+from referee.server.input_limits import check_match_fields, check_rules
 from referee.server.seeds import SealError, draw_seed, new_secret, seal, unseal
 from referee.server.table import Table
 from referee.server.tokens import SeatTokens, check_organiser_token
@@ -135,7 +135,7 @@ class Referee:
         """Create and start a match; its entry (the table, one secret token per seat).
 
         Raises RulesError (rules the referee does not play), MatchExistsError, or ValueError (bad
-        names or id; an InputError names a field out of its bounds, referee.server.limits).
+        names or id; an InputError names a field out of its bounds, referee.server.input_limits).
         `initial_state` starts from a given position (state_from_json) instead of a deal, under
         its own rules. The seed (given, else drawn) is committed to with `salt` (hex; by default a
         random one; a tournament gives its own so that it can publish the commitment first), and

@@ -26,7 +26,7 @@ from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.front import RecordHook, Referee
-from referee.server.limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
+from referee.server.input_limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RefereeService
 from referee.server.tokens import WeakTokenError, check_organiser_token, stored_organiser_token, token_file
 
@@ -38,7 +38,7 @@ DEFAULT_FORGET_S = 3600.0
 # (its default): a tournament of 500 tables, or every bot reconnecting after a network blip,
 # opens 2,000 streams at once, and 217 of them failed (the bot's Hello met a cancelled call:
 # INTERNAL). The referee takes each call as soon as it can, so a long queue costs little.
-# The message sizes are referee.server.limits': a client's message past MAX_RECEIVE_BYTES is
+# The message sizes are referee.server.input_limits': a client's message past MAX_RECEIVE_BYTES is
 # refused by gRPC (RESOURCE_EXHAUSTED) before the referee reads a byte of it.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 20_000),

@@ -1,7 +1,7 @@
 """The gRPC servicer: a stream <-> a seat at a Table; thin on purpose.
 
 Protocol abuse ends the call with a gRPC status (a bad token: UNAUTHENTICATED; an empty
-envelope, or a field out of its bounds (referee.server.limits): INVALID_ARGUMENT; organiser calls
+envelope, or a field out of its bounds (referee.server.input_limits): INVALID_ARGUMENT; organiser calls
 without the organiser token: UNAUTHENTICATED or PERMISSION_DENIED; too many failed Hellos from one
 address: RESOURCE_EXHAUSTED), logged once with the peer. Nothing out of bounds is stored.
 Everything that happens in a game is the Table's business.
@@ -35,7 +35,7 @@ from referee.server.codec import (
     seat_options_from_proto,
 )
 from referee.server.front import MatchExistsError, Referee
-from referee.server.limits import (
+from referee.server.input_limits import (
     MAX_RECEIVE_BYTES,
     InputError,
     check_create_request,

@@ -38,7 +38,7 @@ from referee.bot_commands import filled, placeholder_env
 from referee.sandbox import ADDRESS_INSIDE, Sandbox, bot_environment, launch
 from referee.sdk_commands import sdk_argv
 from referee.tournament.config import Entrant
-from referee.tournament.limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
+from referee.tournament.process_limits import BotCgroup, Cgroups, Limits, Watchdog, exit_reason, launch_argv
 
 WORKER_STOP_S = 3.0  # every game is over by then: nothing of value is left to wait for
 SEAT_STOP_S = 2.0  # a per-seat process has this long after SIGTERM before SIGKILL

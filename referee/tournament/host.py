@@ -39,7 +39,7 @@ from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
 from referee.tournament.config import TournamentConfig
-from referee.tournament.limits import enforcement
+from referee.tournament.process_limits import enforcement
 
 # What a host must share with its coordinator to play the same games the same way: the
 # referee (rules, match, server, replay) and the sample bots and SDK that local entrants run.

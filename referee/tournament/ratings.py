@@ -88,7 +88,7 @@ _TOLERANCE_ELO = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class PairResult:
     """One result between two teams: `first`'s score share (0..1) over `games` games."""
 
     first: str
@@ -120,7 +120,7 @@ class EloRating:
 
 
 def fit_elo(
-    teams: Sequence[str], outcomes: Iterable[Outcome], prior_draws: float = PRIOR_DRAWS
+    teams: Sequence[str], outcomes: Iterable[PairResult], prior_draws: float = PRIOR_DRAWS
 ) -> dict[str, EloRating]:
     """Every team's maximum-likelihood Elo from the outcomes, its interval from the inverse
     Fisher information (the games counted as independent, as ordo counts them; duplicate's

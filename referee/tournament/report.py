@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.tournament.config import SprtSettings, Team
-from referee.tournament.ratings import EloRating, Outcome, Rating, fit_elo, rate_games, team_rating
+from referee.tournament.ratings import EloRating, PairResult, Rating, fit_elo, rate_games, team_rating
 from referee.tournament.stats import (
     Estimate,
     PairingVerdict,
@@ -213,11 +213,11 @@ def _incidents(finished: Sequence[GameRow], seats: Sequence[SeatRow]) -> tuple[s
     return tuple(lines)
 
 
-def _outcomes(finished: Sequence[GameRow], pairs: Sequence[BoardPair], duplicate: bool) -> list[Outcome]:
+def _outcomes(finished: Sequence[GameRow], pairs: Sequence[BoardPair], duplicate: bool) -> list[PairResult]:
     """What the Elo fit sees: a board pair's k/4 over its two games, or each game's 0, 1/2 or 1."""
     if duplicate:
-        return [Outcome(p.first, p.second, p.half_points / 4, 2) for p in pairs]
-    return [Outcome(g.team_even, g.team_odd, _half_points_for(g, g.team_even) / 2, 1) for g in finished]
+        return [PairResult(p.first, p.second, p.half_points / 4, 2) for p in pairs]
+    return [PairResult(g.team_even, g.team_odd, _half_points_for(g, g.team_even) / 2, 1) for g in finished]
 
 
 def _or_minus_inf(value: float) -> float:

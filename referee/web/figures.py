@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.tournament.progress import format_duration
-from referee.tournament.ratings import Outcome, fit_elo
+from referee.tournament.ratings import PairResult, fit_elo
 from referee.tournament.report import Standings, compute_standings
 from referee.tournament.stats import (
     Estimate,
@@ -276,7 +276,7 @@ def series(info: TournamentInfo, rows: Sequence[GameRow]) -> dict[str, Any]:
         # Identical outcomes add up exactly in the logistic likelihood: one fit of a few rows.
         merged[(first, second, half / 4)] += games_per
         if n in checkpoints:
-            fitted = fit_elo(team_names, [Outcome(a, b, score, g) for (a, b, score), g in merged.items()])
+            fitted = fit_elo(team_names, [PairResult(a, b, score, g) for (a, b, score), g in merged.items()])
             for i, name in enumerate(team_names):
                 value = fitted[name].elo
                 elo_rows[i].append(None if math.isnan(value) else round(value, 1))

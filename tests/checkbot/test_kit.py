@@ -16,7 +16,7 @@ import pytest
 from referee.bot_commands import filled
 from referee.checkbot.checks import all_checks
 from referee.checkbot.kit import Settings, bot_command, run_kit
-from referee.checkbot.report import Report, Verdict
+from referee.checkbot.report import Grade, Report
 
 # Several checks at once: most of a check is waiting (held requests, deadlines), not computing.
 SETTINGS = Settings(parallel=4)
@@ -28,7 +28,7 @@ def faulty(mode: str) -> list[str]:
 
 def failed(report: Report, check: str) -> tuple[str, str, str]:
     outcome = report.outcome(check)
-    assert outcome.verdict is Verdict.FAILED, report.render()
+    assert outcome.verdict is Grade.FAILED, report.render()
     return outcome.fault, outcome.rule, outcome.detail
 
 
@@ -95,7 +95,7 @@ def test_what_the_sdk_replaced_fails_the_check_naming_the_method_situation_and_c
     spec = f"tests.checkbot.sdk_bots:{bot}"
     report = run_kit(bot_command(spec), spec, SETTINGS, only=checks)
     outcome = report.outcome(checks[0])
-    assert outcome.verdict is Verdict.FAILED and outcome.fault == fault, report.render()
+    assert outcome.verdict is Grade.FAILED and outcome.fault == fault, report.render()
     assert outcome.rule == rule and words in outcome.detail, report.render()
     assert "the SDK sent" in outcome.detail, report.render()
     if fault == "bot_raised":  # the bot's own traceback lines, down to where it raised

@@ -22,7 +22,7 @@ import pytest
 from referee.replay.signing import write_key_pair
 from referee.sandbox import NOBODY, PASSED_ENV, SandboxUnavailableError, check_available
 from referee.tournament.config import parse_config
-from referee.tournament.limits import enforced
+from referee.tournament.process_limits import enforced
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
 from tests.tournament.support import OUTPUTS, RANDOM

@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 
 from clients.scripted import random_policy
 from referee.match import PROTOCOL_VERSION
-from referee.server.limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
+from referee.server.input_limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
 from referee.server.serve import start_server
 from referee.server.throttle import BURST, MAX_BACKOFF_S, HelloThrottle
 from referee.wire.tichu.v1 import referee_pb2 as pb

@@ -10,7 +10,7 @@ import pytest
 
 from referee.rules import OFFICIAL
 from referee.server.front import MatchExistsError
-from referee.server.limits import InputError
+from referee.server.input_limits import InputError
 from tests.server.support import join, random_policy, referee, run
 
 ONE_DEAL = dataclasses.replace(OFFICIAL, match_mode="fixed_rounds:1")

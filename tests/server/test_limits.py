@@ -19,7 +19,7 @@ from referee.match.records import Connected, RejectionRecord
 from referee.replay.text import Renderer, summary_table
 from referee.rules import RulesConfig
 from referee.server.codec import message_from_proto
-from referee.server.limits import (
+from referee.server.input_limits import (
     LIMITS,
     RANGES,
     InputError,

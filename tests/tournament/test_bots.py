@@ -27,7 +27,7 @@ from referee.server.serve import RunningServer, start_server
 from referee.server.table import Table
 from referee.tournament.bots import SEAT_LOG_CAP, EntrantProcesses, build_identity
 from referee.tournament.config import Entrant
-from referee.tournament.limits import Limits, exit_reason
+from referee.tournament.process_limits import Limits, exit_reason
 from tests.server.support import ORGANISER
 
 HERE = Path(__file__).resolve().parent
@@ -324,7 +324,7 @@ def test_a_shared_worker_killed_for_a_limit_is_not_restarted_but_one_that_crashe
 
 
 def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(tmp_path: Path) -> None:
-    from referee.tournament.limits import MAX_TASKS, find_cgroups
+    from referee.tournament.process_limits import MAX_TASKS, find_cgroups
 
     root = tmp_path / "cgroup"
     (root / "bots").mkdir(parents=True)
@@ -360,7 +360,7 @@ def test_a_cgroup_v2_parent_is_used_only_where_memory_is_delegated_and_writable(
 
 
 def test_cgroup_v1_hierarchies_hold_memory_tasks_and_the_tree_s_cpu_time(tmp_path: Path) -> None:
-    from referee.tournament.limits import MAX_TASKS, find_cgroups_v1
+    from referee.tournament.process_limits import MAX_TASKS, find_cgroups_v1
 
     mounts, memberships = [], []
     for number, key in enumerate(("memory", "pids", "cpuacct", "cpuset")):
@@ -404,7 +404,7 @@ def test_cgroup_v1_hierarchies_hold_memory_tasks_and_the_tree_s_cpu_time(tmp_pat
 def test_the_limits_statement_says_what_falls_back_where_no_cgroup_holds_the_tree(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from referee.tournament.limits import Cgroups, enforced, enforcement
+    from referee.tournament.process_limits import Cgroups, enforced, enforcement
 
     monkeypatch.setattr(Cgroups, "find", staticmethod(lambda: None))
     assert enforced() == set()

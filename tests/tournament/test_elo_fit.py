@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from referee.tournament.ratings import ELO_SCALE, Outcome, fit_elo
+from referee.tournament.ratings import ELO_SCALE, PairResult, fit_elo
 
 
 def _sigmoid(x: float) -> float:
@@ -22,7 +22,7 @@ def test_two_teams_match_the_one_dimensional_solution() -> None:
         x = (low + high) / 2
         slope = 20 * (0.75 - _sigmoid(2 * ELO_SCALE * x)) + (0.5 - _sigmoid(ELO_SCALE * x))
         low, high = (x, high) if slope > 0 else (low, x)
-    fitted = fit_elo(["a", "b"], [Outcome("a", "b", 0.75, 20)])
+    fitted = fit_elo(["a", "b"], [PairResult("a", "b", 0.75, 20)])
     a, b = fitted["a"], fitted["b"]
     assert a.elo == pytest.approx(x, abs=1e-6) and b.elo == pytest.approx(-x, abs=1e-6)
     assert 90 < a.elo < 400 * math.log10(3) / 2
@@ -38,10 +38,10 @@ def test_two_teams_match_the_one_dimensional_solution() -> None:
 
 def test_a_clean_sweep_stays_finite_and_ratings_average_zero() -> None:
     outcomes = [
-        Outcome("strong", "middle", 1.0, 2),  # a board pair won at both tables
-        Outcome("strong", "weak", 1.0, 2),
-        Outcome("middle", "weak", 0.75, 2),
-        Outcome("weak", "middle", 0.5, 2),
+        PairResult("strong", "middle", 1.0, 2),  # a board pair won at both tables
+        PairResult("strong", "weak", 1.0, 2),
+        PairResult("middle", "weak", 0.75, 2),
+        PairResult("weak", "middle", 0.5, 2),
     ]
     fitted = fit_elo(["weak", "middle", "strong", "idle"], outcomes)
     strong, middle, weak, idle = (fitted[n] for n in ("strong", "middle", "weak", "idle"))
