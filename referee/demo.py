@@ -28,7 +28,7 @@ from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.text import summary_table
 from referee.replay.verify import verify
 from referee.sdk_commands import sdk_argv
-from referee.server.serve import start_server
+from referee.server.serve import ServerSettings, start_server
 from referee.visible import visible
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -56,7 +56,7 @@ async def _play(seed: str, out: TextIO, keys: Path, http: str = "") -> int:
     key = keys / "demo-key"
     public_key = load_public_key(write_key_pair(key))
     # The demo's referee writes its replay but resumes nothing: each demo is one fresh match.
-    running = await start_server(
+    settings = ServerSettings(
         "127.0.0.1:0",
         organiser,
         insecure=True,
@@ -65,6 +65,7 @@ async def _play(seed: str, out: TextIO, keys: Path, http: str = "") -> int:
         resume=False,
         signing_key=key,
     )
+    running = await start_server(settings)
     processes: list[asyncio.subprocess.Process] = []
     web = None
     try:

@@ -29,7 +29,7 @@ from referee.match import ClockSettings, MatchResult
 from referee.replay.text import summary_table
 from referee.rules import OFFICIAL
 from referee.sdk_commands import sdk_argv
-from referee.server.serve import RunningServer, start_server
+from referee.server.serve import RunningServer, ServerSettings, start_server
 from referee.visible import visible
 
 if TYPE_CHECKING:
@@ -236,9 +236,10 @@ async def play(
 ) -> list[Game]:
     """Play the games on a referee of this process; each game's end, printed as it comes. With
     `http` (HOST:PORT), the web face serves them live there while they play."""
-    running = await start_server(
+    settings = ServerSettings(
         "127.0.0.1:0", secrets.token_urlsafe(24), insecure=True, replay_dir=replay_dir, resume=False
     )
+    running = await start_server(settings)
     web: RunningWeb | None = None
     played: list[Game] = []
 

@@ -39,7 +39,7 @@ from referee.sandbox import (
     launch,
 )
 from referee.sdk_commands import sdk_argv
-from referee.server.serve import start_server
+from referee.server.serve import ServerSettings, start_server
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -97,7 +97,7 @@ class Kit:
     async def run(self, checks: Sequence[Check], label: str) -> Report:
         """Every check (a few at once); the report, in the checks' order."""
         organiser = secrets.token_urlsafe(16)
-        server = await start_server("127.0.0.1:0", organiser, insecure=True, resume=False)
+        server = await start_server(ServerSettings("127.0.0.1:0", organiser, insecure=True, resume=False))
         proxy_server, proxy, proxy_port = await start_proxy(
             f"127.0.0.1:{server.port}", None if self.sandbox is None else self.sandbox.socket
         )

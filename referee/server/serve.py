@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -125,31 +126,40 @@ def _pem(source: PemSource) -> bytes:
     return source if isinstance(source, bytes) else Path(source).read_bytes()
 
 
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """How a referee server runs: where it listens and how securely, its matches' clocks, its
+    replays, its bounds. Each default is `start_server`'s; `tichu serve` fills them from its options."""
+
+    address: str = "127.0.0.1:0"  # port 0 picks a free port
+    organiser_token: str = ""
+    tls_cert: PemSource | None = None
+    tls_key: PemSource | None = None
+    insecure: bool = False  # plaintext, which only this asks for
+    defaults: ClockSettings | None = None
+    now: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+    on_record: RecordHook | None = None
+    replay_dir: Path | None = None
+    resume: bool = True
+    forget_finished_after_s: float | None = None
+    keep_records: bool = False
+    signing_key: Path | None = None
+    reflection_enabled: bool = True
+    hello_timeout_s: float = HELLO_TIMEOUT_S
+    plaintext_loopback: bool = False
+    unix_socket: Path | None = None
+    max_connections: int | None = None
+
+
 async def start_server(
-    address: str = "127.0.0.1:0",
-    organiser_token: str = "",
-    *,
-    tls_cert: PemSource | None = None,
-    tls_key: PemSource | None = None,
-    insecure: bool = False,
-    defaults: ClockSettings | None = None,
-    now: Callable[[], float] = time.monotonic,
-    wall: Callable[[], float] = time.time,
-    on_record: RecordHook | None = None,
-    replay_dir: Path | None = None,
-    resume: bool = True,
-    forget_finished_after_s: float | None = None,
-    keep_records: bool = False,
-    signing_key: Path | None = None,
-    reflection_enabled: bool = True,
-    hello_timeout_s: float = HELLO_TIMEOUT_S,
-    plaintext_loopback: bool = False,
-    unix_socket: Path | None = None,
-    max_connections: int | None = None,
+    settings: ServerSettings | str = "127.0.0.1:0", organiser_token: str = "", **options: Any
 ) -> RunningServer:
-    """Start a referee on `address` (port 0 picks a free port): TLS with a certificate and key,
-    plaintext only with `insecure=True`. With `replay_dir`, every match's replay is written
-    there as it is played, and (with `resume`) the unfinished ones found there continue.
+    """Start a referee with `settings` (or, as programs written before ServerSettings do, an
+    address, the organiser token and any other field as a keyword): on `address`, with TLS
+    from a certificate and key, plaintext only with `insecure=True`. With `replay_dir`, every
+    match's replay is written there as it is played, and (with `resume`) the unfinished ones
+    found there continue.
     `forget_finished_after_s` drops finished matches from memory that long after they end;
     `keep_records` keeps each table's records in memory too (`Table.records`, for tests);
     with `signing_key` (an Ed25519 private key file, `tichu keygen`) every match's replay is signed.
@@ -160,27 +170,35 @@ async def start_server(
     `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
     that a host's bots run in (referee.sandbox). `max_connections` caps the connections held at
     once (by default, what the file limit allows: `connection_capacity`)."""
+    if isinstance(settings, str):
+        settings = ServerSettings(settings, organiser_token, **options)
+    elif organiser_token or options:
+        raise TypeError("start_server takes a ServerSettings or an address with keywords, not both")
+    address, organiser_token = settings.address, settings.organiser_token
+    tls_cert, tls_key, insecure = settings.tls_cert, settings.tls_key, settings.insecure
+    plaintext_loopback, unix_socket = settings.plaintext_loopback, settings.unix_socket
+    hello_timeout_s = settings.hello_timeout_s
     if (tls_cert is None) != (tls_key is None):
         raise ValueError("TLS needs both a certificate and its key")
     if tls_cert is None and not insecure:
         raise ValueError("give a TLS certificate and key, or ask for plaintext with insecure=True")
     referee = Referee(
         organiser_token,
-        defaults,
-        now=now,
-        wall=wall,
-        on_record=on_record,
-        replay_dir=replay_dir,
-        forget_finished_after_s=forget_finished_after_s,
-        keep_records=keep_records,
-        sign=None if signing_key is None else load_signer(signing_key),
+        settings.defaults,
+        now=settings.now,
+        wall=settings.wall,
+        on_record=settings.on_record,
+        replay_dir=settings.replay_dir,
+        forget_finished_after_s=settings.forget_finished_after_s,
+        keep_records=settings.keep_records,
+        sign=None if settings.signing_key is None else load_signer(settings.signing_key),
     )
     service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
-    server = grpc.aio.server(options=server_options(hello_timeout_s, max_connections))
+    server = grpc.aio.server(options=server_options(hello_timeout_s, settings.max_connections))
     service.attach(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if reflection_enabled:
+    if settings.reflection_enabled:
         reflection.enable_server_reflection((REFEREE_SERVICE, HEALTH_SERVICE, REFLECTION_SERVICE), server)
     loopback = ""
     try:
@@ -198,7 +216,7 @@ async def start_server(
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port or (plaintext_loopback and tls_cert is not None and not loopback):
         raise OSError(f"cannot listen on {address}" + ("" if port else " (or on a loopback port)"))
-    if resume:
+    if settings.resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
     await server.start()
@@ -353,58 +371,29 @@ def run_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        asyncio.run(
-            _serve(
-                args.listen,
-                token,
-                args.tls_cert,
-                args.tls_key,
-                args.insecure,
-                defaults,
-                args.replay_dir,
-                not args.no_resume,
-                args.forget_finished_after_s,
-                args.signing_key,
-                not args.no_reflection,
-                max_connections,
-                args.http,
-            )
+        settings = ServerSettings(
+            args.listen,
+            token,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+            insecure=args.insecure and args.tls_cert is None,
+            defaults=defaults,
+            replay_dir=args.replay_dir,
+            resume=not args.no_resume,
+            forget_finished_after_s=args.forget_finished_after_s,
+            signing_key=args.signing_key,
+            reflection_enabled=not args.no_reflection,
+            max_connections=max_connections,
         )
+        asyncio.run(_serve(settings, args.http))
     except (OSError, KeyFileError) as error:
         print(f"tichu serve: {error}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve(
-    address: str,
-    token: str,
-    cert: Path | None,
-    key: Path | None,
-    insecure: bool,
-    defaults: ClockSettings,
-    replay_dir: Path,
-    resume: bool,
-    forget_finished_after_s: float,
-    signing_key: Path | None,
-    reflection_enabled: bool,
-    max_connections: int,
-    http: str,
-) -> None:
-    running = await start_server(
-        address,
-        token,
-        tls_cert=cert,
-        tls_key=key,
-        insecure=insecure and cert is None,
-        defaults=defaults,
-        replay_dir=replay_dir,
-        resume=resume,
-        forget_finished_after_s=forget_finished_after_s,
-        signing_key=signing_key,
-        reflection_enabled=reflection_enabled,
-        max_connections=max_connections,
-    )
+async def _serve(settings: ServerSettings, http: str) -> None:
+    running = await start_server(settings)
     freeze_startup_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -417,10 +406,9 @@ async def _serve(
     )
     web = None
     if http:
-        from referee.web.app import start_web
+        from referee.web.app import parse_address, start_web
 
-        host, _, port = http.rpartition(":")
-        web = await start_web(running.service.referee, host.strip("[]") or "127.0.0.1", int(port))
+        web = await start_web(running.service.referee, *parse_address(http))
         print(f"tichu web face on {web.url}/", file=sys.stderr)
     await stop.wait()
     log.get_logger().info("server_stopping")

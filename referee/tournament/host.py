@@ -34,7 +34,7 @@ from referee.replay.signing import KeyFileError
 from referee.rules import RulesError
 from referee.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailableError, check_available
 from referee.server.front import MatchExistsError
-from referee.server.serve import RunningServer, start_server
+from referee.server.serve import RunningServer, ServerSettings, start_server
 from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
@@ -160,7 +160,7 @@ class GameHost:
             # The referee writes each match's replay to replay_dir/<match_id>.jsonl. An
             # interrupted game is played again from its first deal under a new match id, so the
             # referee must not continue old matches from their replays by itself (resume=False).
-            self.running = await start_server(
+            settings = ServerSettings(
                 self.listen,
                 token,
                 tls_cert=self.config.tls_cert,
@@ -175,6 +175,7 @@ class GameHost:
                 signing_key=self.config.signing_key,
                 unix_socket=None if sandbox is None else sandbox.socket,
             )
+            self.running = await start_server(settings)
         except (OSError, KeyFileError) as error:
             self._remove_socket_dir()
             raise HostError(f"cannot start the referee: {error}") from None

@@ -7,11 +7,18 @@ import asyncio
 import resource
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2
 
 from clients.scripted import random_policy
-from referee.server.serve import connection_capacity, raise_file_limit, server_options
-from tests.server.support import join, referee, run
+from referee.server.serve import (
+    ServerSettings,
+    connection_capacity,
+    raise_file_limit,
+    server_options,
+    start_server,
+)
+from tests.server.support import ORGANISER, join, referee, run
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # and empty SETTINGS
 HALF_OPEN = 200
@@ -103,3 +110,22 @@ def test_the_options_close_idle_connections_after_the_hello_timeout_and_files_ar
     soft, hard = raise_file_limit()
     assert (soft, hard) == resource.getrlimit(resource.RLIMIT_NOFILE)
     assert hard in (soft, resource.RLIM_INFINITY)
+
+
+def test_a_server_starts_from_one_settings_value_or_from_the_older_keywords() -> None:
+    async def scenario() -> None:
+        settings = ServerSettings(
+            "127.0.0.1:0", ORGANISER, insecure=True, resume=False, reflection_enabled=False
+        )
+        running = await start_server(settings)
+        try:
+            assert running.port > 0 and not running.secure
+            assert running.service.referee.organiser_token == ORGANISER.encode()
+        finally:
+            await running.stop()
+        older = await start_server("127.0.0.1:0", ORGANISER, insecure=True, resume=False)
+        await older.stop()
+        with pytest.raises(TypeError, match="not both"):
+            await start_server(settings, insecure=True)
+
+    run(scenario())
