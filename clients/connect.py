@@ -114,6 +114,10 @@ class MatchResult:
     chain_head: str = ""
     signature: str = ""
     seed_commitment: str = ""
+    # How it ended: "played_out", "no_show", "withdrawn", "out_of_time" or "referee_error"
+    # ("" from a referee older than the field); each scored round's points (team A, team B).
+    termination: str = ""
+    round_scores: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_proto(cls, msg: pb.MatchResult, seed_commitment: str = "") -> MatchResult:
@@ -130,7 +134,19 @@ class MatchResult:
             chain_head=msg.chain_head,
             signature=msg.signature,
             seed_commitment=seed_commitment,
+            termination=_TERMINATIONS.get(msg.termination, ""),
+            round_scores=tuple((r.points_a, r.points_b) for r in msg.round_scores),
         )
+
+
+# The wire's Termination values as the names the replay's result line uses (unset: "").
+_TERMINATIONS = {
+    pb.TERMINATION_PLAYED_OUT: "played_out",
+    pb.TERMINATION_NO_SHOW: "no_show",
+    pb.TERMINATION_WITHDRAWN: "withdrawn",
+    pb.TERMINATION_OUT_OF_TIME: "out_of_time",
+    pb.TERMINATION_REFEREE_ERROR: "referee_error",
+}
 
 
 class _Session:

@@ -14,6 +14,7 @@ import pytest
 from clients.bot import Bot, Rejection
 from clients.connect import ConnectError, MatchResult, add_bot_arguments, connect, load_bot, run_bot
 from clients.random_bot import RandomBot
+from referee.match.outcome import Termination
 from referee.rules import Action, Observation, RulesConfig, state_from_json
 from referee.server.codec import action_from_proto, config_to_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -267,3 +268,22 @@ def test_a_repeated_request_is_answered_once_and_a_repeated_event_heard_once() -
     answered = [m.decision.request_id for m in referee.streams[0] if m.WhichOneof("kind") == "decision"]
     assert answered == [42, 43]
     assert len(bot.heard) == 1
+
+
+def test_the_sdk_reads_how_the_match_ended_and_its_rounds_and_an_older_referee_leaves_them_empty() -> None:
+    message = pb.MatchResult(
+        match_id="m",
+        winner=1,
+        scores=[300, 1020],
+        reason="team B won 1020 to 300",
+        termination=pb.TERMINATION_PLAYED_OUT,
+        round_scores=[pb.RoundScore(points_a=300, points_b=400), pb.RoundScore(points_a=0, points_b=620)],
+    )
+    result = MatchResult.from_proto(message)
+    assert result.termination == "played_out" and result.round_scores == ((300, 400), (0, 620))
+    # Each name is the one the replay's result line and the match core use.
+    names = {name: MatchResult.from_proto(pb.MatchResult(termination=name)).termination
+             for name in pb.Termination.DESCRIPTOR.values_by_name}  # fmt: skip
+    assert set(names.values()) - {""} == {t.value for t in Termination}
+    older = MatchResult.from_proto(pb.MatchResult(match_id="m", winner=0, scores=[100, 0]))
+    assert older.termination == "" and older.round_scores == ()
