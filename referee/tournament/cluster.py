@@ -58,6 +58,25 @@ NO_RAY_TOKEN = (
 # and loopback for every socket (on Linux, Ray would otherwise advertise the machine's address
 # and listen on all interfaces).
 _LOCAL_ENVIRONMENT = {"RAY_AUTH_MODE": "token", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+# How long the head waits for its GCS to bind its port: Ray's 30 s is missed on a loaded 2-core
+# machine (a CI run saw it), and a local cluster has no better thing to do than wait. Set only
+# while the head starts: a process that joins later (and Ray's other waits) keep Ray's own.
+GCS_PORT_WAIT_S = "300"
+GCS_PORT_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"  # Ray's own spelling
+
+
+@contextmanager
+def _patient_head_start() -> Iterator[None]:
+    """GCS_PORT_WAIT_S for the head's start, unless the organiser chose a wait of their own."""
+    chosen = os.environ.get(GCS_PORT_WAIT_ENV)
+    os.environ[GCS_PORT_WAIT_ENV] = chosen or GCS_PORT_WAIT_S
+    try:
+        yield
+    finally:
+        if chosen is None:
+            os.environ.pop(GCS_PORT_WAIT_ENV, None)
+
+
 # One token per coordinator process, made when first needed.
 _LOCAL_TOKEN: list[str] = []
 
@@ -113,7 +132,8 @@ class LocalCluster:
                 "node_ip_address": "127.0.0.1",
                 "include_dashboard": False,
             }
-            self._cluster = Cluster(initialize_head=True, head_node_args=dict(self.node_args))
+            with _patient_head_start():
+                self._cluster = Cluster(initialize_head=True, head_node_args=dict(self.node_args))
             for _ in range(nodes - 1):
                 self._cluster.add_node(**self.node_args)
             self._cluster.wait_for_nodes()
