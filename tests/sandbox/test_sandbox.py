@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from referee import log
 from referee.replay.signing import write_key_pair
 from referee.sandbox import NOBODY, PASSED_ENV, SandboxUnavailableError, check_available
 from referee.tournament.config import parse_config
@@ -278,11 +277,10 @@ def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Pat
 
 
 def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sandbox_or_skip()
-    # As `tichu tournament run` does for itself: warnings and worse, on this test's stderr.
-    log.configure(level="warning", force=True)
+    monkeypatch.setenv("TICHU_LOG_LEVEL", "warning")
     reasons, output, lengths = forfeited(tmp_path, "hog-first", "memory_mb = 150", "unused")
     why = "memory limit of 150 MiB exceeded"
     assert reasons == {why}  # the store's seat_stats
