@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,13 +74,8 @@ def run_tournament_command(args: argparse.Namespace) -> int:
         from referee.sdk_commands import external_command
 
         return external_command("worker").run(args)
-    from referee import log
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.runner import TournamentError, run_tournament, write_standings
-
-    # The command's own choice: quiet unless TICHU_LOG_LEVEL says otherwise (a program that runs
-    # a tournament through the Python API keeps its own logging).
-    log.configure(level=os.environ.get(log.LEVEL_ENV, "error"), force=True)
     from referee.tournament.store import Store
 
     try:

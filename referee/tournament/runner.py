@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from referee import log
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.front import Referee
 from referee.server.serve import freeze_startup_heap
@@ -168,6 +169,8 @@ class Tournament:
     async def run(self) -> int:
         """Play every pending game; 0 when the schedule (or the SPRTs) is complete."""
         pending = self._pending()
+        level = os.environ.get(log.LEVEL_ENV, "error")
+        log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)
         hosts = await self._start_hosts()
         web = await self._start_web() if self.http else None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import structlog
 from playwright.sync_api import Page, expect
 
 from referee.server.front import Referee
@@ -81,7 +82,13 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> TournamentConfig:
     """A small tournament, played to its end."""
     config = _config(tmp_path_factory.mktemp("webcup"))
     out = io.StringIO()
-    code = _in_a_thread(lambda: run_tournament(config, resume=False, out=out, live=False))
+    # The runner sets the process's log level; a module fixture runs outside the autouse one
+    # that gives each test the configuration it found (tests/conftest.py).
+    saved = structlog.get_config()
+    try:
+        code = _in_a_thread(lambda: run_tournament(config, resume=False, out=out, live=False))
+    finally:
+        structlog.configure(**saved)
     assert code == 0, out.getvalue()
     return config
 
