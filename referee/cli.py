@@ -1,4 +1,4 @@
-"""The `tichu` command line: demo, match, new-bot, serve, bot, check-bot, rules, replay, tournament,
+"""The `tichu` command line: demo, play, match, new-bot, serve, bot, check-bot, rules, replay, tournament,
 keygen, web.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="watch the game in a browser: serve the web face there (e.g. 127.0.0.1:8080) until Ctrl-C",
     )
+    play = sub.add_parser(
+        "play", help="play a seat from your browser against bots (tichu play mybot:MyBot: against your bot)"
+    )
     match = sub.add_parser(
         "match",
         help="play your bot on a local referee against sample bots (or other bots), in one command",
@@ -106,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv else ""
     bot_command: list[str] = []  # check-bot: the bot's own command line, after "--"
     bot_commands: list[list[str]] = []  # match: the bots' command lines, each after a "--"
-    if command == "match":
+    if command == "play":
+        from referee.web.person import add_play_arguments
+
+        add_play_arguments(play)
+    elif command == "match":
         from referee.play import add_match_arguments, split_commands
 
         add_match_arguments(match)
@@ -156,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.http and not HTTP_ADDRESS.fullmatch(args.http):
             parser.error(f"--http takes HOST:PORT, e.g. 127.0.0.1:8080, not {args.http!r}")
         return run_match_demo(args.seed, http=args.http)
+    if args.command == "play":
+        from referee.web.person import run_play
+
+        return run_play(args)
     if args.command == "match":
         from referee.play import run_match
 

@@ -80,12 +80,16 @@ def new_header(
     wall: float,
     salt: str = "",
     sealed_seed: str = "",
+    person_seats: Sequence[int] = (),
 ) -> Header:
     """The header of a new match (a given `initial_state` brings its own rules, not `config`):
     format 2 committing to `seed` with `salt` (hex), or without a salt format 1 showing it."""
     if initial_state is not None:
         config = initial_state.config
-    names = tuple(SeatName(s, bot_names[s] if s < len(bot_names) else "") for s in range(config.players))
+    names = tuple(
+        SeatName(s, bot_names[s] if s < len(bot_names) else "", s in person_seats)
+        for s in range(config.players)
+    )
     shown = Header(
         match_id,
         iso_time(wall),

@@ -88,10 +88,20 @@ def _line_digest(data: Mapping[str, Any], kind: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SeatName:
-    """A seat and the name the organiser gave its bot ("" when none)."""
+    """A seat and the name the organiser gave its bot ("" when none); `person` when a person
+    plays it (from a browser): such a game is casual, never rated."""
 
     seat: int
     bot_name: str
+    person: bool = False
+
+    def to_json(self) -> Json:
+        """The seat's entry in the header; "person" only when set, so that every header written
+        before person seats existed reads and hashes as it did."""
+        out: Json = {"seat": self.seat, "bot_name": self.bot_name}
+        if self.person:
+            out["person"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +129,11 @@ class Header:
     t_ms: float = 0.0
 
     @property
+    def has_person(self) -> bool:
+        """Whether a person played a seat: the game is casual, never rated."""
+        return any(s.person for s in self.seats)
+
+    @property
     def chained(self) -> bool:
         """Whether this replay's lines carry the hash chain (format 2)."""
         return self.format != FORMAT_1
@@ -140,7 +155,7 @@ class Header:
         out.update(
             {
                 "clock": self.clock.to_json(),
-                "seats": [{"seat": s.seat, "bot_name": s.bot_name} for s in self.seats],
+                "seats": [s.to_json() for s in self.seats],
                 "watch_delay_events": self.watch_delay_events,
                 "initial_state": None if self.initial_state is None else state_to_json(self.initial_state),
                 "protocol_version": self.protocol_version,
@@ -175,7 +190,10 @@ class Header:
         for entry in read_list(data, "seats"):
             if not isinstance(entry, dict):
                 raise RecordError("header: each of 'seats' is an object with 'seat' and 'bot_name'")
-            seats.append(SeatName(read_seat(entry, "seat"), str(entry.get("bot_name") or "")))
+            person = entry.get("person", False)
+            if not isinstance(person, bool):
+                raise RecordError("header: a seat's 'person' is true or false")
+            seats.append(SeatName(read_seat(entry, "seat"), str(entry.get("bot_name") or ""), person))
         return cls(
             match_id=read_str(data, "match_id"),
             created_at=str(data.get("created_at", "")),

@@ -131,6 +131,7 @@ class Referee:
         match_id: str = "",
         initial_state: State | None = None,
         salt: str = "",
+        person_seats: Sequence[int] = (),
     ) -> MatchEntry:
         """Create and start a match; its entry (the table, one secret token per seat).
 
@@ -139,7 +140,8 @@ class Referee:
         `initial_state` starts from a given position (state_from_json) instead of a deal, under
         its own rules. The seed (given, else drawn) is committed to with `salt` (hex; by default a
         random one; a tournament gives its own so that it can publish the commitment first), and
-        the match's header and every Welcome show the commitment.
+        the match's header and every Welcome show the commitment. `person_seats` are the seats a
+        person plays (from a browser, through the web face's seat page): the header marks them.
         """
         check_match_fields(bot_names, seed, "", watch_delay_events)
         config = initial_state.config if initial_state is not None else rules
@@ -156,6 +158,10 @@ class Referee:
             raise MatchExistsError(f"match {match_id!r} has a replay already ({path})")
         if bot_names and len(bot_names) != config.players:
             raise ValueError(f"give one bot name per seat ({config.players}), or none")
+        if any(not 0 <= s < config.players for s in person_seats) or len(set(person_seats)) != len(
+            person_seats
+        ):
+            raise ValueError(f"person seats are distinct seats 0-{config.players - 1}")
         if salt and not SALT.fullmatch(salt):
             raise ValueError(f"a salt is {SALT_BYTES} bytes in hex ({2 * SALT_BYTES} digits 0-9a-f)")
         deal_seed = match_seed(seed) if seed else draw_seed()
@@ -171,6 +177,7 @@ class Referee:
             wall=self._wall(),
             salt=secret.salt,
             sealed_seed=seal(self.organiser_token, match_id, secret),
+            person_seats=tuple(person_seats),
         )
         writer = None if path is None else ReplayWriter(path)
         table = Table(

@@ -73,6 +73,7 @@ LIMITS: dict[str, Limit] = {
     "CreateMatchRequest.bot_names": Limit(6, "one per seat, at most 6", "entries"),
     "CreateMatchRequest.bot_names[]": Limit(NAME, NAME_WHY),
     "CreateMatchRequest.match_id": Limit(64, "a match id is 1 to 64 letters, digits, '_', '.' or '-'"),
+    "CreateMatchRequest.person_seats": Limit(6, "at most one per seat, at most 6", "entries"),
 }
 # Every number of a CreateMatchRequest that has a meaningful range (the ClockSettings fields
 # that it sets, and the rules flags its rules_json gives).
@@ -90,6 +91,7 @@ RANGES: dict[str, Range] = {
     "clock.reconnect_grace_ms": Range(0, HOUR_MS, "how long a dropped seat is kept"),
     "clock.start_timeout_ms": Range(1_000, 24 * HOUR_MS, "a day at most", zero_means="wait for ever"),
     "watch_delay_events": Range(0, 100_000, "a whole match is a few thousand events"),
+    "person_seats": Range(0, 5, "a seat: 0 to 3, or 0 to 5 with six players"),
     "rules.target_score": Range(1, 100_000, "a match to 1000 lasts about ten rounds"),
     "rules.fixed_rounds": Range(1, 1_000, "match_mode fixed_rounds:N"),
     "rules.double_victory_points": Range(0, 10_000, "points of a double victory"),
@@ -179,6 +181,9 @@ def check_create_request(request: pb.CreateMatchRequest) -> None:
     for name in ("preset", "rules_json", "seed", "match_id"):
         check_length(f"CreateMatchRequest.{name}", getattr(request, name))
     check_length("CreateMatchRequest.bot_names", request.bot_names)
+    check_length("CreateMatchRequest.person_seats", request.person_seats)
+    for seat in request.person_seats:
+        check_range("person_seats", seat, "CreateMatchRequest.")
     for index, name in enumerate(request.bot_names):
         check_name(f"CreateMatchRequest.bot_names[{index}]", name, LIMITS["CreateMatchRequest.bot_names[]"])
     check_range("watch_delay_events", request.watch_delay_events, "CreateMatchRequest.")

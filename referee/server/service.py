@@ -121,6 +121,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
         match_id: str = "",
         initial_state: State | None = None,
         salt: str = "",
+        person_seats: Sequence[int] = (),
     ) -> tuple[Table, list[str]]:
         """Referee.create with the rules as the wire gives them (a preset and a JSON object of
         overrides); the table and one secret token per seat, in seat order."""
@@ -139,6 +140,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
             match_id=match_id,
             initial_state=initial_state,
             salt=salt,
+            person_seats=person_seats,
         )
         return entry.table, list(entry.tokens)
 
@@ -378,6 +380,7 @@ class RefereeService(referee_pb2_grpc.RefereeServicer):
                 bot_names=list(request.bot_names),
                 watch_delay_events=request.watch_delay_events,
                 match_id=request.match_id,
+                person_seats=list(request.person_seats),
             )
         except MatchExistsError as error:
             await self._refuse(context, grpc.StatusCode.ALREADY_EXISTS, "CreateMatch", str(error))

@@ -39,6 +39,8 @@ from referee.match import MatchResult
 from referee.match.messages import LogEntry, SeatClock
 from referee.server.front import MATCH_ID, MatchEntry, Referee
 from referee.web.archive import Archive, archive_routes, home_route
+from referee.web.relay import SEAT_PAGE_PATH, SEAT_SOCKET_PATH, SeatRelay
+from referee.web.seat import MAX_PAGE_MESSAGE_BYTES
 
 HERE = Path(__file__).parent
 # No inline script or style, nothing from another origin: a name a bot chose cannot run.
@@ -278,10 +280,12 @@ def create_app(
     title: str = "Tichu Referee",
     tournament: TournamentSource | None = None,
     archive: Archive | None = None,
+    seats: SeatRelay | None = None,
 ) -> Starlette:
     """The web application over a referee's matches (and the tournament it plays, if given:
     a function that returns its standings, progress and games as referee.tournament.web does),
-    and over finished work (`archive`: stores and replay folders), with or without a referee."""
+    over finished work (`archive`: stores and replay folders), with or without a referee, and
+    the seat page a person plays from (`seats`: the relay to the referee's Play stream)."""
     templates = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -449,9 +453,17 @@ def create_app(
             Route("/matches/{match_id}/events", match_events),
         ]
 
+    async def seat_page(request: Request) -> Response:
+        # The page reads its seat token from the link's fragment; nothing of it is cached.
+        response = page(request, "seat/seat.html", socket_path=SEAT_SOCKET_PATH)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
     routes: list[BaseRoute] = []
     if front is not None:
         routes += live_routes(front)
+    if seats is not None:
+        routes += [Route(SEAT_PAGE_PATH, seat_page, methods=["GET"]), *seats.routes()]
     if archive is not None:
         archive.live = front is not None
         routes += archive_routes(archive)
@@ -504,7 +516,18 @@ async def start_web(
 async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> RunningWeb:
     """Serve an ASGI app with uvicorn in this event loop (the process keeps its signals); OSError
     when the address cannot be had."""
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
+    # The seat page's socket: websockets' sans-I/O protocol (its older one is deprecated), with
+    # the relay's own bound on a message's size as the protocol's too.
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        ws="websockets-sansio",
+        ws_max_size=MAX_PAGE_MESSAGE_BYTES,
+    )
     server = _InLoopServer(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

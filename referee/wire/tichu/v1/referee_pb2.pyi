@@ -409,7 +409,7 @@ class WatchMessage(_message.Message):
     def __init__(self, event: _Optional[_Union[GameEvent, _Mapping]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("preset", "rules_json", "clock", "seed", "bot_names", "watch_delay_events", "match_id")
+    __slots__ = ("preset", "rules_json", "clock", "seed", "bot_names", "watch_delay_events", "match_id", "person_seats")
     PRESET_FIELD_NUMBER: _ClassVar[int]
     RULES_JSON_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
@@ -417,6 +417,7 @@ class CreateMatchRequest(_message.Message):
     BOT_NAMES_FIELD_NUMBER: _ClassVar[int]
     WATCH_DELAY_EVENTS_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PERSON_SEATS_FIELD_NUMBER: _ClassVar[int]
     preset: str
     rules_json: str
     clock: ClockSettings
@@ -424,7 +425,8 @@ class CreateMatchRequest(_message.Message):
     bot_names: _containers.RepeatedScalarFieldContainer[str]
     watch_delay_events: int
     match_id: str
-    def __init__(self, preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., seed: _Optional[str] = ..., bot_names: _Optional[_Iterable[str]] = ..., watch_delay_events: _Optional[int] = ..., match_id: _Optional[str] = ...) -> None: ...
+    person_seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., seed: _Optional[str] = ..., bot_names: _Optional[_Iterable[str]] = ..., watch_delay_events: _Optional[int] = ..., match_id: _Optional[str] = ..., person_seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
     __slots__ = ("match_id", "seat_tokens", "seed_commitment")

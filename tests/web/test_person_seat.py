@@ -1,0 +1,341 @@
+"""A person at the table, in Chromium: the seat page plays seat 0 through the relay against three
+random bots (`tichu bot` processes), as `tichu play` seats them.
+
+One test plays a whole game, from the first deal to the result: the Grand Tichu decision, the
+pre-exchange Tichu question, an exchange, a Tichu call out of turn, a refused play (the referee's
+reason shown), a reload mid-hand (the same seat again), and its replay verifies. Two short
+matches from positions (tests/web/positions.py) make the rest certain: a wish with the Mah Jong
+and a Dragon gift; a bomb window let go, a pass with plays to choose from, and a bomb played out
+of turn. The person's seat has no time limit: no test waits on a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from referee.match import MatchResult
+from referee.match.records import WindowRecord
+from referee.replay import read_replay
+from referee.replay.verify import verify
+from referee.rules import Pass, Phase, Play, State, legal_actions
+from referee.rules.cards import CARD_NAMES, cards_of
+from referee.web.person import PersonClock, PersonTable, Seating, open_table
+from tests.web.positions import BOMB_AND_PASS, WISH_AND_DRAGON, play_position
+
+pytest.importorskip("playwright")
+
+RANDOM = "random"
+# Generous: the machine that runs the suite may be busy (bots start as processes).
+STEP_TIMEOUT_MS = 120_000
+GAME_TIMEOUT_S = 600.0
+
+
+T = TypeVar("T")
+
+
+class Loop:
+    """An asyncio loop in a thread of its own: the referee, its web face and the bots' processes
+    run there, while Playwright's synchronous API runs in the test's thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="person-table", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float = 120.0) -> T:
+        """Run a coroutine in the loop and wait for its value."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def close(self) -> None:
+        """Stop the loop and its thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+        self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[Loop]:
+    """One loop for the module's tables."""
+    running = Loop()
+    yield running
+    running.close()
+
+
+@dataclass
+class Seat:
+    """A running person's table and the page that plays its seat 0."""
+
+    table: PersonTable
+    page: Any
+    loop: Loop
+
+    def state(self) -> State:
+        return self.table.table.state
+
+    def prompt(self, timeout_ms: int = STEP_TIMEOUT_MS) -> str:
+        """The kind of the next decision the page shows ('' once the match is over)."""
+        self.page.wait_for_function(
+            "() => document.getElementById('prompt').dataset.kind !== ''"
+            " || document.body.dataset.over === 'true'",
+            timeout=timeout_ms,
+        )
+        return str(self.page.locator("#prompt").get_attribute("data-kind") or "")
+
+    def request_id(self) -> str:
+        return str(self.page.locator("#prompt").get_attribute("data-request") or "")
+
+    def answered(self, old: str) -> None:
+        """Wait until the page shows another decision than request `old` (or none)."""
+        self.page.wait_for_function(
+            "(old) => document.getElementById('prompt').dataset.request !== old",
+            arg=old,
+            timeout=STEP_TIMEOUT_MS,
+        )
+
+    def logged(self, text: str) -> None:
+        """Wait until a line of the page's log says `text`."""
+        self.page.wait_for_function(
+            "(text) => [...document.querySelectorAll('#log li')].some(li => li.textContent.includes(text))",
+            arg=text,
+            timeout=STEP_TIMEOUT_MS,
+        )
+
+    def select(self, cards: list[str]) -> None:
+        for card in cards:
+            self.page.locator(f'#hand button[data-card="{card}"]').click()
+
+    def choose(self, text: str) -> None:
+        self.page.locator("#choices button.choice", has_text=text).first.click()
+
+
+@pytest.fixture
+def seat_at(loop: Loop, page: Any, tmp_path: Path) -> Iterator[Any]:
+    """`seat_at(initial_state=None, seed=..., rules_json=...)`: a person's table with three random
+    bots, and the page open on its seat link."""
+    opened: list[PersonTable] = []
+
+    def start(initial_state: State | None = None, seed: str = "25", rules_json: str = "") -> Seat:
+        seating = Seating.of([RANDOM], RANDOM)
+
+        async def begin() -> PersonTable:
+            person = await open_table(
+                seating.names("person"),
+                clock=PersonClock(decision_ms=None),
+                seed=seed,
+                replay_dir=tmp_path,
+                initial_state=initial_state,
+                rules_json=rules_json,
+            )
+            await person.launch_bots(seating)
+            return person
+
+        person = loop.run(begin())
+        opened.append(person)
+        page.set_default_timeout(STEP_TIMEOUT_MS)
+        page.goto(person.url)
+        return Seat(person, page, loop)
+
+    yield start
+    for person in opened:
+        loop.run(person.stop())
+
+
+def result_of(seat: Seat) -> MatchResult:
+    result = seat.loop.run(seat.table.table.wait(), GAME_TIMEOUT_S)
+    assert result is not None
+    return result
+
+
+def lowest_play(state: State) -> Play | None:
+    """The test person's choice on a turn: the first (lowest) play that is not a bomb, else None."""
+    for action in legal_actions(state, 0):
+        if isinstance(action, Play) and len(cards_of(action.cards_mask)) < 4:
+            return action
+    return None
+
+
+def play_turn(seat: Seat, *, pass_if_can: bool = False) -> None:
+    """Answer a PLAY request from the page: pass when asked to and allowed, else select the cards
+    of the lowest play and press Enter (choosing the first reading if the page asks)."""
+    rid = seat.request_id()
+    legal = legal_actions(seat.state(), 0)
+    play = lowest_play(seat.state())
+    if play is None or (pass_if_can and any(isinstance(a, Pass) for a in legal)):
+        seat.page.keyboard.press("p")
+    else:
+        seat.select([CARD_NAMES[c] for c in cards_of(play.cards_mask)])
+        seat.page.keyboard.press("Enter")
+        if seat.page.locator("#choices button.choice").count() and seat.request_id() == rid:
+            seat.page.locator("#choices button.choice").first.click()
+    seat.answered(rid)
+
+
+def answer(seat: Seat, kind: str) -> None:
+    """Any decision, the plain way: no calls, the lowest cards given, no bombs."""
+    rid = seat.request_id()
+    if kind == "grand_tichu":
+        seat.choose("No Grand Tichu")
+    elif kind == "tichu_step":
+        seat.choose("No Tichu")
+    elif kind == "exchange":
+        exchange(seat)
+    elif kind == "play":
+        play_turn(seat)
+        return
+    elif kind == "bomb_window":
+        seat.page.keyboard.press("n")
+    elif kind == "dragon_gift":
+        seat.page.locator("#choices button.choice").first.click()
+    seat.answered(rid)
+
+
+def exchange(seat: Seat) -> None:
+    """Give the three lowest cards, one to each of the others, through the page."""
+    hand = seat.page.locator("#hand button.card")
+    for index in range(3):
+        hand.first.click()
+        seat.page.locator("#choices button.choice").nth(index).click()
+    seat.page.locator("#send-exchange").click()
+
+
+def test_a_whole_game_as_a_person_against_three_random_bots(seat_at: Any) -> None:
+    seat = seat_at(seed="person-25")
+    page = seat.page
+    # The Grand Tichu decision, and the pre-exchange Tichu question.
+    assert seat.prompt() == "grand_tichu"
+    assert page.locator("#hand button.card").count() == 8
+    answer(seat, "grand_tichu")
+    assert seat.prompt() == "tichu_step"
+    answer(seat, "tichu_step")
+    # The exchange: one card for each of the three others.
+    assert seat.prompt() == "exchange"
+    page.wait_for_function("() => document.querySelectorAll('#hand button.card').length === 14")
+    answer(seat, "exchange")
+    kind = seat.prompt()
+    while kind == "bomb_window":
+        answer(seat, kind)
+        kind = seat.prompt()
+    assert kind == "play"
+    # A refused play: a card the person does not hold; the referee's reason is shown in words.
+    held = {CARD_NAMES[c] for c in cards_of(seat.state().hands[0])}
+    other = next(CARD_NAMES[c] for c in cards_of(seat.state().hands[1]) if CARD_NAMES[c] not in held)
+    page.locator("details summary").click()
+    page.fill("#typed-action", f"play {other}")
+    page.press("#typed-action", "Enter")
+    refusal = page.locator("#refusal")
+    refusal.wait_for(state="visible")
+    assert "The referee refused that" in refusal.inner_text()
+    assert "hold" in refusal.inner_text() or "R-" in refusal.inner_text()
+    # A Tichu call, out of turn, before the person's first card.
+    page.keyboard.press("Escape")
+    assert page.locator("#tichu").is_visible()
+    page.locator("#tichu").click()
+    page.wait_for_function("() => document.getElementById('my-calls').textContent.includes('TICHU')")
+    assert seat.state().calls[0] == 1
+    play_turn(seat)
+    # A reload mid-hand: the page reconnects to the same seat, and the game goes on.
+    hand_before = page.locator("#hand button.card").count()
+    page.reload()
+    page.wait_for_function("() => document.querySelectorAll('#hand button.card').length > 0")
+    assert page.locator("#hand button.card").count() == hand_before
+    assert "(seat 0" in page.locator("#me").inner_text()
+    # The rest of the game, to its result.
+    deadline = time.monotonic() + GAME_TIMEOUT_S
+    while (kind := seat.prompt(timeout_ms=120_000)) != "":
+        assert time.monotonic() < deadline, "the game did not end in time"
+        answer(seat, kind)
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('Match over')")
+    result = result_of(seat)
+    assert seat.state().phase is Phase.GAME_OVER
+    assert max(result.scores) >= 1000 and not result.forfeit
+    assert page.locator("#status").inner_text().startswith("Match over.")
+    # The replay: the person's seat marked in its header, and every move verified.
+    assert seat.table.replay_path is not None
+    replay = read_replay(seat.table.replay_path)
+    assert [s.person for s in replay.header.seats] == [True, False, False, False]
+    run = verify(replay).run
+    assert run is not None and run.moves > 0
+
+
+def test_a_wish_with_the_mah_jong_and_a_dragon_gift(seat_at: Any) -> None:
+    seat = seat_at(play_position(WISH_AND_DRAGON, 0))
+    page = seat.page
+    assert seat.prompt() == "play"
+    # The Mah Jong: the page asks which rank to wish for.
+    rid = seat.request_id()
+    seat.select(["MJ"])
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('prompt-text').textContent.includes('wish')")
+    seat.choose("wishing for 9")
+    seat.answered(rid)
+    page.wait_for_function("() => document.getElementById('wish').textContent.includes('9')")
+    # The Dragon on the next single (or lead): nobody beats it, and its trick is the person's to give.
+    kind = seat.prompt()
+    while kind != "dragon_gift":
+        if kind == "play":
+            rid = seat.request_id()
+            seat.select(["DRG"])
+            page.keyboard.press("Enter")
+            seat.answered(rid)
+        else:
+            answer(seat, kind)
+        kind = seat.prompt()
+    choices = page.locator("#choices button.choice")
+    assert choices.count() == 2
+    texts = [choices.nth(i).inner_text() for i in range(2)]
+    assert all("seat 1" in t or "seat 3" in t for t in texts)
+    rid = seat.request_id()
+    choices.first.click()
+    seat.answered(rid)
+    seat.logged("Dragon trick")
+    while (kind := seat.prompt()) != "":
+        answer(seat, kind)
+    result_of(seat)
+    replay = read_replay(seat.table.replay_path) if seat.table.replay_path else None
+    assert replay is not None and verify(replay).run is not None
+
+
+def test_a_window_let_go_a_pass_and_a_bomb_out_of_turn(seat_at: Any) -> None:
+    seat = seat_at(play_position(BOMB_AND_PASS, 3))
+    page = seat.page
+    # Seat 3 leads; the person holds a bomb: the window asks, and the person lets it go.
+    assert seat.prompt() == "bomb_window"
+    assert not page.locator("#bomb").is_disabled()
+    rid = seat.request_id()
+    page.keyboard.press("n")
+    seat.answered(rid)
+    # The person's turn: plays to choose from, and a pass.
+    assert seat.prompt() == "play"
+    assert lowest_play(seat.state()) is not None
+    assert not page.locator("#pass").is_disabled()
+    play_turn(seat, pass_if_can=True)
+    seat.logged("seat 0 (you) passes")
+    # The window after the pass: not the person's turn (seat 1's is next), and the person bombs.
+    assert seat.prompt() == "bomb_window"
+    assert seat.state().turn != 0
+    rid = seat.request_id()
+    page.keyboard.press("b")
+    seat.answered(rid)
+    seat.logged("(you) BOMBS out of turn with 9j 9s 9p 9t")
+    while (kind := seat.prompt()) != "":
+        answer(seat, kind)
+    result_of(seat)
+    replay = read_replay(seat.table.replay_path) if seat.table.replay_path else None
+    assert replay is not None and verify(replay).run is not None
+    # The bomb is in the replay: a window resolved by seat 0's bomb of nines, out of turn.
+    bombs = [
+        answer
+        for record in replay.records
+        if isinstance(record, WindowRecord) and record.bomb == 0
+        for seat, answer in record.answers
+        if seat == 0
+    ]
+    assert [str(b) for b in bombs] == ["play 9j 9s 9p 9t"]
