@@ -120,6 +120,18 @@ class RunningServer:
         """Wait until the server terminates."""
         await self.server.wait_for_termination()
 
+    @property
+    def plaintext_target(self) -> str:
+        """Where a client on this machine reaches the referee without TLS ("" when it cannot):
+        the plaintext loopback port beside a TLS one, else a plaintext port (on 127.0.0.1 when
+        it listens on every address). The web face's seat pages relay through it."""
+        if self.loopback_address:
+            return self.loopback_address
+        if self.secure:
+            return ""
+        host = self.address.rpartition(":")[0].strip("[]")
+        return f"127.0.0.1:{self.port}" if host in ("", "0.0.0.0", "::") else self.address
+
 
 def _pem(source: PemSource) -> bytes:
     """PEM bytes as given, or read from a file path."""
@@ -407,9 +419,19 @@ async def _serve(settings: ServerSettings, http: str) -> None:
     web = None
     if http:
         from referee.web.app import parse_address, start_web
+        from referee.web.relay import SeatRelay
 
-        web = await start_web(running.service.referee, *parse_address(http))
+        # Person seats (CreateMatch.person_seats) play from the seat page, which relays to this
+        # referee's Play stream as any client would: through a plaintext port of this machine.
+        target = running.plaintext_target
+        relay = SeatRelay(target) if target else None
+        web = await start_web(running.service.referee, *parse_address(http), seats=relay)
         print(f"tichu web face on {web.url}/", file=sys.stderr)
+        if relay is None:
+            print(
+                "tichu serve: no seat pages for person seats: with TLS they need --plaintext-loopback",
+                file=sys.stderr,
+            )
     await stop.wait()
     log.get_logger().info("server_stopping")
     if web is not None:

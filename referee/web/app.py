@@ -492,13 +492,16 @@ class RunningWeb:
     url: str
     server: uvicorn.Server
     task: asyncio.Task[None]
+    seats: SeatRelay | None = None
 
     async def stop(self) -> None:
-        """Close the listening socket and the open pages' streams."""
+        """Close the listening socket, the open pages' streams and the seat pages' channel."""
         self.server.should_exit = True
         self.server.force_exit = True  # live streams never end by themselves
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(self.task, 10)
+        if self.seats is not None:
+            await self.seats.close()
 
 
 async def start_web(
@@ -508,9 +511,14 @@ async def start_web(
     *,
     tournament: TournamentSource | None = None,
     archive: Archive | None = None,
+    seats: SeatRelay | None = None,
 ) -> RunningWeb:
-    """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped."""
-    return await serve_app(create_app(front, tournament=tournament, archive=archive), host, port)
+    """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped
+    (a seat relay given is closed with it)."""
+    app = create_app(front, tournament=tournament, archive=archive, seats=seats)
+    web = await serve_app(app, host, port)
+    web.seats = seats
+    return web
 
 
 async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> RunningWeb:

@@ -34,7 +34,7 @@ from referee.sdk_commands import sdk_argv
 from referee.server.serve import RunningServer, ServerSettings, start_server
 from referee.server.table import Table
 from referee.visible import visible
-from referee.web.app import RunningWeb, create_app, parse_address, serve_app
+from referee.web.app import RunningWeb, parse_address, start_web
 from referee.web.relay import SeatRelay, seat_url
 from referee.web.seat import NO_LIMIT_MS
 
@@ -155,7 +155,6 @@ class PersonTable:
             with contextlib.suppress(ProcessLookupError):
                 await process.wait()
         await self.web.stop()
-        await self.relay.close()
         await self.running.stop(0.5)
 
 
@@ -191,9 +190,8 @@ async def open_table(
             match_id=match_id,
             rules_json=rules_json,
         )
-        relay = SeatRelay(running.address)
-        app = create_app(running.service.referee, seats=relay)
-        web = await serve_app(app, host, port)
+        relay = SeatRelay(running.plaintext_target)
+        web = await start_web(running.service.referee, host, port, seats=relay)
     except BaseException:
         await running.stop(0)
         raise
@@ -222,7 +220,7 @@ async def _play(args: argparse.Namespace, out: TextIO) -> int:
     try:
         await person.launch_bots(seating)
         limit = "no time limit" if clock.decision_ms is None else f"{clock.decision_ms / 1000:g} s a decision"
-        print(f"Your seat (seat {PERSON_SEAT}, team A; {limit}):\n  {person.url}", file=out)
+        print(f"Your seat (seat {PERSON_SEAT}, team A; {limit}):\n  {person.url}", file=out, flush=True)
         right, left = seating.opponents
         print(f"Opponents: {right} (seat 1), {left} (seat 3); partner: {seating.partner} (seat 2)", file=out)
         if not args.no_open:

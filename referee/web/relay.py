@@ -36,8 +36,11 @@ HELLO_TIMEOUT_S = 10.0
 # is still connected. The relay tries again for this long.
 RECONNECT_RETRY_S = 5.0
 RETRY_PAUSE_S = 0.25
-# WebSocket close codes (RFC 6455): policy violation, message too big, going away.
-CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_NORMAL = 1008, 1009, 1000
+# WebSocket close codes (RFC 6455): policy violation, message too big, normal. The page tries
+# again after CLOSE_AGAIN (the seat's stream ended: a referee restarting, a network cut) and after
+# a connection simply lost, never after the others: a refused seat stays refused however often
+# it asks. CLOSE_REFUSED is in the range RFC 6455 leaves to applications.
+CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_NORMAL, CLOSE_AGAIN, CLOSE_REFUSED = 1008, 1009, 1000, 1011, 4001
 SEAT_PAGE_PATH = "/seat"
 SEAT_SOCKET_PATH = "/seat/socket"
 
@@ -122,7 +125,7 @@ class SeatRelay:
             await _fail(websocket, "no hello within 10 s")
             return
         except PageMessageError as error:
-            await _fail(websocket, str(error))
+            await _fail(websocket, str(error), CLOSE_REFUSED)
             return
         view = SeatView()
         deadline = time.monotonic() + RECONNECT_RETRY_S
@@ -138,7 +141,7 @@ class SeatRelay:
                     await asyncio.sleep(RETRY_PAUSE_S)
                     continue
                 self._log.info("seat_page_refused", code=refused.code.name, why=refused.details)
-                await _fail(websocket, f"the referee refused the seat: {refused.details}")
+                await _fail(websocket, f"the referee refused the seat: {refused.details}", CLOSE_REFUSED)
                 return
 
     async def _play(self, websocket: WebSocket, view: SeatView, token: str) -> None:
@@ -184,9 +187,9 @@ class SeatRelay:
         except grpc.aio.AioRpcError as error:
             if not view.welcomed:
                 raise _RefusedError(error.code(), error.details() or "") from None
-            await _fail(websocket, f"the referee ended the seat's stream: {error.details()}")
+            await _fail(websocket, f"the referee ended the seat's stream: {error.details()}", CLOSE_AGAIN)
             return
-        await _fail(websocket, "the referee ended the seat's stream")
+        await _fail(websocket, "the referee ended the seat's stream", CLOSE_AGAIN)
 
     async def _from_page(
         self, websocket: WebSocket, view: SeatView, outbox: asyncio.Queue[pb.BotMessage | None]

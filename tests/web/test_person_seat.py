@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 import pytest
 
 from referee.match import MatchResult
@@ -27,8 +28,15 @@ from referee.replay import read_replay
 from referee.replay.verify import verify
 from referee.rules import Pass, Phase, Play, State, legal_actions
 from referee.rules.cards import CARD_NAMES, cards_of
+from referee.server.serve import RunningServer, ServerSettings, start_server
+from referee.web.app import RunningWeb, start_web
 from referee.web.person import PersonClock, PersonTable, Seating, open_table
+from referee.web.relay import SeatRelay, seat_url
+from referee.wire.tichu.v1 import referee_pb2 as pb
+from referee.wire.tichu.v1 import referee_pb2_grpc
+from tests.server.support import ORGANISER, ORGANISER_METADATA
 from tests.web.positions import BOMB_AND_PASS, WISH_AND_DRAGON, play_position
+from tests.web.support import OVERLAPS_JS, SIZES, screenshot
 
 pytest.importorskip("playwright")
 
@@ -76,6 +84,7 @@ class Seat:
     table: PersonTable
     page: Any
     loop: Loop
+    errors: list[str]
 
     def state(self) -> State:
         return self.table.table.state
@@ -139,9 +148,13 @@ def seat_at(loop: Loop, page: Any, tmp_path: Path) -> Iterator[Any]:
 
         person = loop.run(begin())
         opened.append(person)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+        page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+        page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.set_default_timeout(STEP_TIMEOUT_MS)
         page.goto(person.url)
-        return Seat(person, page, loop)
+        return Seat(person, page, loop, errors)
 
     yield start
     for person in opened:
@@ -339,3 +352,100 @@ def test_a_window_let_go_a_pass_and_a_bomb_out_of_turn(seat_at: Any) -> None:
         if seat == 0
     ]
     assert [str(b) for b in bombs] == ["play 9j 9s 9p 9t"]
+
+
+def seat_page_at(chromium: Any, url: str, size: tuple[int, int], errors: list[str]) -> Any:
+    """A page of `size` on `url`, collecting its script and console errors (CSP refusals too)."""
+    page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.set_default_timeout(STEP_TIMEOUT_MS)
+    page.goto(url)
+    return page
+
+
+# The seat page's blocks: none may overlap another (unless it holds it) at any size.
+SEAT_BLOCKS = (
+    "header.site, .seat-bar, .seats, .seat-box, .trick, .prompt, .mine, .hand, .actions > button, "
+    ".sheet, .log, h1, h2"
+)
+
+
+def test_the_seat_page_fits_a_phone_and_a_desktop(seat_at: Any) -> None:
+    seat = seat_at(seed="layout")
+    page = seat.page
+    assert seat.prompt() == "grand_tichu"
+    # A second page on the same seat is refused while the first holds it: sizes are tried on one.
+    for name, size in SIZES.items():
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.wait_for_function("() => document.querySelectorAll('#hand button.card').length === 8")
+        layout = page.evaluate(OVERLAPS_JS, SEAT_BLOCKS)
+        assert layout["found"] == [] and not layout["wide"], (name, layout)
+        # Every card and choice can be reached without scrolling sideways.
+        for button in page.locator("#hand button.card, #choices button.choice").all():
+            box = button.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= size[0] + 1, name
+        screenshot(page, f"seat-{name}")
+    assert seat.errors == []
+
+
+def test_a_wrong_link_is_refused_in_words_and_not_asked_again(seat_at: Any, chromium: Any) -> None:
+    seat = seat_at(seed="wrong-link")
+    errors: list[str] = []
+    url = seat.table.url.rpartition("#")[0] + "#not-a-seat-token"
+    page = seat_page_at(chromium, url, SIZES["laptop"], errors)
+    try:
+        page.wait_for_function("() => document.body.dataset.closed === '4001'")
+        assert "the referee refused the seat" in page.locator("#status").inner_text()
+        # The person's own seat is untouched: its page still plays it.
+        assert seat.prompt() == "grand_tichu"
+    finally:
+        page.close()
+    # A page with no token at all says what it needs.
+    page = seat_page_at(chromium, url.rpartition("#")[0], SIZES["laptop"], errors)
+    try:
+        assert "needs the seat link" in page.locator("#status").inner_text()
+    finally:
+        page.close()
+
+
+def test_a_person_seat_made_over_the_wire_plays_from_its_link(loop: Loop, page: Any, tmp_path: Path) -> None:
+    """CreateMatch(person_seats=...) on a referee with its web face, as `tichu serve --http` runs
+    one: the organiser hands out /seat#TOKEN, and the page plays that seat; bad seats are refused."""
+
+    async def begin() -> tuple[RunningServer, RunningWeb, list[str], str]:
+        running = await start_server(
+            ServerSettings("127.0.0.1:0", ORGANISER, insecure=True, replay_dir=tmp_path, resume=False)
+        )
+        web = await start_web(running.service.referee, seats=SeatRelay(running.plaintext_target))
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+            for bad, why in (([6], "0 to 5"), ([4], "seats 0-3"), ([1, 1], "distinct")):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.CreateMatch(
+                        pb.CreateMatchRequest(person_seats=bad, match_id="p-bad"), metadata=ORGANISER_METADATA
+                    )
+                assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert why in (refused.value.details() or ""), refused.value.details()
+            made = await stub.CreateMatch(
+                pb.CreateMatchRequest(person_seats=[2], match_id="p-wire", bot_names=["a", "b", "Ann", "d"]),
+                metadata=ORGANISER_METADATA,
+            )
+        return running, web, list(made.seat_tokens), made.match_id
+
+    running, web, tokens, match_id = loop.run(begin())
+    try:
+        header = running.service.tables[match_id].match.header
+        assert [s.person for s in header.seats] == [False, False, True, False] and header.has_person
+        page.goto(seat_url(web.url, tokens[2]))
+        page.wait_for_function("() => document.getElementById('me').textContent.includes('seat 2')")
+        page.wait_for_function("() => document.querySelectorAll('#hand button.card').length === 8")
+        replay = read_replay(tmp_path / f"{match_id}.jsonl")
+        assert [s.person for s in replay.header.seats] == [False, False, True, False]
+    finally:
+
+        async def end() -> None:
+            await web.stop()
+            await running.stop(0)
+
+        loop.run(end())

@@ -36,9 +36,15 @@
       retryMs = 500;
       receive(JSON.parse(event.data));
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (event) => {
       socket = null;
       if (finished) return;
+      // Refused (a wrong or finished seat's link), or closed for a broken rule: asking again
+      // would be refused again. The relay's message says why; a reload tries once more.
+      if (event.code === 4001 || event.code === 1008 || event.code === 1009) {
+        document.body.dataset.closed = String(event.code);
+        return;
+      }
       status("Connection lost: reconnecting to your seat…");
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 8000);
