@@ -69,7 +69,7 @@ def welcomed(seat: int = 0) -> SeatView:
     return view
 
 
-def request(rid: int, kind: int, actions: list[str], version: int = 3) -> pb.RefereeMessage:
+def request(rid: int, kind: pb.DecisionKind, actions: list[str], version: int = 3) -> pb.RefereeMessage:
     legal = [pb.Action(text=a) for a in actions]
     message = pb.DecisionRequest(
         request_id=rid, kind=kind, state_version=version, deadline_ms=60_000, legal_actions=legal
