@@ -254,6 +254,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-key", type=Path, help="PEM private key")
     parser.add_argument("--insecure", action="store_true", help="plaintext, without TLS (local use only)")
     parser.add_argument(
+        "--plaintext-loopback",
+        action="store_true",
+        help="with TLS, also a plaintext port on 127.0.0.1, for this machine's clients only (the web "
+        "face's seat pages relay through it)",
+    )
+    parser.add_argument(
         "--replay-dir",
         type=Path,
         default=DEFAULT_REPLAY_DIR,
@@ -389,6 +395,7 @@ def run_serve(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
             insecure=args.insecure and args.tls_cert is None,
+            plaintext_loopback=args.plaintext_loopback and args.tls_cert is not None,
             defaults=defaults,
             replay_dir=args.replay_dir,
             resume=not args.no_resume,
