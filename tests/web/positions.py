@@ -54,3 +54,11 @@ BOMB_AND_PASS = [
     "2j 3s 4p 6p 10j Qs",
     "5j 5s 7p 7t Jj Jt",
 ]
+# The person leads and holds the Phoenix with 5 6 7 8: the five cards make a straight to 8 (the
+# Phoenix as 4) or to 9 (the Phoenix as 9), and the page asks which.
+PHOENIX_READINGS = [
+    "PHX 5j 6s 7p 8t Kj",
+    "2s 3j 4t 10s Qp Qj",
+    "2j 3s 4p 10j Qs Ks",
+    "2p 3p 4s 10p Jt Kt",
+]

@@ -35,7 +35,7 @@ from referee.web.relay import SeatRelay, seat_url
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 from tests.server.support import ORGANISER, ORGANISER_METADATA
-from tests.web.positions import BOMB_AND_PASS, WISH_AND_DRAGON, play_position
+from tests.web.positions import BOMB_AND_PASS, PHOENIX_READINGS, WISH_AND_DRAGON, play_position
 from tests.web.support import OVERLAPS_JS, SIZES, screenshot
 
 pytest.importorskip("playwright")
@@ -352,6 +352,27 @@ def test_a_window_let_go_a_pass_and_a_bomb_out_of_turn(seat_at: Any) -> None:
         if seat == 0
     ]
     assert [str(b) for b in bombs] == ["play 9j 9s 9p 9t"]
+
+
+def test_the_phoenix_s_readings_are_asked(seat_at: Any) -> None:
+    seat = seat_at(play_position(PHOENIX_READINGS, 0))
+    page = seat.page
+    assert seat.prompt() == "play"
+    rid = seat.request_id()
+    seat.select(["PHX", "5j", "6s", "7p", "8t"])
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('prompt-text').textContent.includes('reading')")
+    readings = page.locator("#choices button.choice")
+    texts = sorted(readings.nth(i).inner_text() for i in range(readings.count()))
+    assert len(texts) == 2 and "the Phoenix as 4" in texts[0] and "the Phoenix as 9" in texts[1], texts
+    seat.choose("the Phoenix as 9")
+    seat.answered(rid)
+    seat.logged("[straight] (phoenix as 9)")
+    while (kind := seat.prompt()) != "":
+        answer(seat, kind)
+    result_of(seat)
+    replay = read_replay(seat.table.replay_path) if seat.table.replay_path else None
+    assert replay is not None and verify(replay).run is not None
 
 
 def seat_page_at(chromium: Any, url: str, size: tuple[int, int], errors: list[str]) -> Any:
