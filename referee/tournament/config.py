@@ -219,7 +219,7 @@ def _split_key(key: str) -> list[str]:
     return [part.strip().strip("\"'") for part in key.split(".") if part.strip()]
 
 
-class _Reader:
+class ConfigReader:
     """Reads checked values out of the parsed TOML, raising ConfigError with the line and field."""
 
     def __init__(self, data: dict[str, Any], text: str, source: str) -> None:
@@ -310,6 +310,15 @@ def load_config(path: Path | str) -> TournamentConfig:
 
 def parse_config(text: str, source: Path = Path("tournament.toml")) -> TournamentConfig:
     """Check a tournament config given as TOML text; paths are relative to `source`'s folder."""
+    reader = read_toml(text, source)
+    reader.unknown_keys((), {"tournament", "rules", "clock", "sprt", "entrants", "teams"})
+    entrants = read_entrants(reader, source.parent)
+    teams = _teams(reader, entrants)
+    return _tournament(reader, source, entrants, teams)
+
+
+def read_toml(text: str, source: Path) -> ConfigReader:
+    """A reader of TOML text; ConfigError with the line for a syntax error."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -317,11 +326,7 @@ def parse_config(text: str, source: Path = Path("tournament.toml")) -> Tournamen
         line = int(found.group(1)) if found else None
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
         raise ConfigError(f"TOML syntax: {message}", source=str(source), line=line) from None
-    reader = _Reader(data, text, str(source))
-    reader.unknown_keys((), {"tournament", "rules", "clock", "sprt", "entrants", "teams"})
-    entrants = _entrants(reader, source.parent)
-    teams = _teams(reader, entrants)
-    return _tournament(reader, source, entrants, teams)
+    return ConfigReader(data, text, str(source))
 
 
 _ENTRANT_KEYS = {
@@ -340,15 +345,21 @@ _LOCAL_ONLY = (
 )
 
 
-def _entrants(reader: _Reader, base: Path) -> tuple[Entrant, ...]:
-    raw = reader.data.get("entrants")
+def read_entrants(
+    reader: ConfigReader, base: Path, array: str = "entrants", least: int = 2
+) -> tuple[Entrant, ...]:
+    """The bots of a [[ARRAY]] array of tables (a tournament's entrants, an arena's house bots),
+    checked; at least `least` of them unless the config gives [teams]."""
+    raw = reader.data.get(array)
     if raw is None:
-        raise reader.error(("entrants",), "give at least two [[entrants]]")
+        if not least:
+            return ()
+        raise reader.error((array,), f"give at least {least} [[{array}]]")
     if not isinstance(raw, list):
-        raise reader.error(("entrants",), "must be an array of tables: write [[entrants]]")
+        raise reader.error((array,), f"must be an array of tables: write [[{array}]]")
     found: list[Entrant] = []
     for index in range(len(raw)):
-        here: Path_ = ("entrants", index)
+        here: Path_ = (array, index)
         reader.table(here, required=True)
         reader.unknown_keys(here, _ENTRANT_KEYS)
         name = reader.get((*here, "name"), str)
@@ -427,12 +438,12 @@ def _entrants(reader: _Reader, base: Path) -> tuple[Entrant, ...]:
                 **_limits(reader, here),
             )
         )
-    if len(found) < 2 and reader.data.get("teams") is None:
-        raise reader.error(("entrants",), "a tournament needs at least two entrants")
+    if len(found) < least and reader.data.get("teams") is None:
+        raise reader.error((array,), f"a tournament needs at least {least} entrants")
     return tuple(found)
 
 
-def _command(reader: _Reader, here: Path_) -> tuple[str, ...]:
+def _command(reader: ConfigReader, here: Path_) -> tuple[str, ...]:
     """`command`, as a string split like a shell would (no shell runs it) or an array of arguments."""
     path = (*here, "command")
     raw = reader.raw(path)
@@ -456,7 +467,9 @@ def _command(reader: _Reader, here: Path_) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def _check_placeholders(reader: _Reader, path: Path_, command: tuple[str, ...], serves_many: bool) -> None:
+def _check_placeholders(
+    reader: ConfigReader, path: Path_, command: tuple[str, ...], serves_many: bool
+) -> None:
     known = ", ".join("{" + key + "}" for key in PLACEHOLDERS)
     for key in placeholders_in(command):
         if key not in PLACEHOLDERS:
@@ -475,7 +488,7 @@ def _check_placeholders(reader: _Reader, path: Path_, command: tuple[str, ...], 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _limits(reader: _Reader, here: Path_) -> dict[str, Any]:
+def _limits(reader: ConfigReader, here: Path_) -> dict[str, Any]:
     """cpu_seconds, memory_mb and cpus: each process's share of the machine; pass_env: what it
     gets of the runner's environment."""
     cpu_seconds = reader.get((*here, "cpu_seconds"), int)
@@ -506,7 +519,7 @@ def _limits(reader: _Reader, here: Path_) -> dict[str, Any]:
     }
 
 
-def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
+def _teams(reader: ConfigReader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
     raw = reader.data.get("teams")
     if raw is None:
         return tuple(Team(e.name, (e.name, e.name)) for e in entrants)
@@ -536,7 +549,7 @@ def _teams(reader: _Reader, entrants: tuple[Entrant, ...]) -> tuple[Team, ...]:
 
 
 def _tournament(
-    reader: _Reader, source: Path, entrants: tuple[Entrant, ...], teams: tuple[Team, ...]
+    reader: ConfigReader, source: Path, entrants: tuple[Entrant, ...], teams: tuple[Team, ...]
 ) -> TournamentConfig:
     top: Path_ = ("tournament",)
     reader.table(top, required=True)
@@ -563,7 +576,7 @@ def _tournament(
     if fmt == "round_robin" and candidate:
         raise reader.error((*top, "candidate"), "only a gauntlet has a candidate")
     duplicate = reader.get((*top, "duplicate"), bool, True)
-    rules, preset, overrides = _rules(reader)
+    rules, preset, overrides = read_rules(reader)
     games = _games_per_pairing(reader, rules, duplicate)
     concurrency = reader.get((*top, "concurrency"), int, 8)
     if not 1 <= concurrency <= 256:
@@ -600,7 +613,7 @@ def _tournament(
         rules=rules,
         preset=preset,
         rules_overrides=overrides,
-        clock=_clock(reader),
+        clock=read_clock(reader),
         sprt=_sprt(reader),
         entrants=entrants,
         teams=teams,
@@ -611,7 +624,7 @@ def _tournament(
     )
 
 
-def _games_per_pairing(reader: _Reader, rules: RulesConfig, duplicate: bool) -> int:
+def _games_per_pairing(reader: ConfigReader, rules: RulesConfig, duplicate: bool) -> int:
     top: Path_ = ("tournament",)
     games = reader.get((*top, "games_per_pairing"), int)
     hands = reader.get((*top, "hands_per_pairing"), int)
@@ -637,7 +650,8 @@ def _games_per_pairing(reader: _Reader, rules: RulesConfig, duplicate: bool) -> 
     return int(games)
 
 
-def _rules(reader: _Reader) -> tuple[RulesConfig, str, dict[str, Any]]:
+def read_rules(reader: ConfigReader) -> tuple[RulesConfig, str, dict[str, Any]]:
+    """The [rules] table: the rules, the preset they start from and the flags given over it."""
     here: Path_ = ("rules",)
     table = dict(reader.table(here))
     preset = table.pop("preset", "tournament")
@@ -665,7 +679,8 @@ def _rules(reader: _Reader) -> tuple[RulesConfig, str, dict[str, Any]]:
     return config, preset, table
 
 
-def _clock(reader: _Reader) -> ClockSettings:
+def read_clock(reader: ConfigReader) -> ClockSettings:
+    """The [clock] table over the default clocks."""
     here: Path_ = ("clock",)
     table = reader.table(here)
     names = {f.name: f for f in dataclasses.fields(ClockSettings)}
@@ -680,7 +695,7 @@ def _clock(reader: _Reader) -> ClockSettings:
     return dataclasses.replace(DEFAULT_CLOCK, **given)
 
 
-def _sprt(reader: _Reader) -> SprtSettings:
+def _sprt(reader: ConfigReader) -> SprtSettings:
     here: Path_ = ("sprt",)
     reader.table(here)
     reader.unknown_keys(here, {"elo0", "elo1", "alpha", "beta", "stop_early"})

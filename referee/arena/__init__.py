@@ -1,0 +1,1 @@
+"""The arena: a standing, rated competition that bots join, play in and leave on their own."""

@@ -1,0 +1,85 @@
+"""Who plays whom next: pure, so that every choice it makes can be tested without a game.
+
+From the bots that are ready (not playing, not paused), on one leaderboard at a time: the bots
+with the fewest pairs choose first (a newcomer gets games), each the opponent closest to it in
+rating (mu), never itself and never the opponent it just met when another is there to meet. A
+bot plays both seats of its team, as in tournaments, so a pair's two teams are two bots. A bot
+still validating meets a house bot (else any active bot), and is never rated for that pair.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A ready bot, as the matchmaker sees it."""
+
+    name: str
+    leaderboard: str
+    mu: float
+    pairs: int
+    validating: bool = False
+    house: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Two bots to play a pair, on a leaderboard; `validation` when `a` is validating."""
+
+    a: str
+    b: str
+    leaderboard: str
+    validation: bool = False
+
+
+def choose(
+    ready: Sequence[Candidate],
+    last_opponent: Mapping[str, str],
+    rng: random.Random,
+    most: int,
+) -> list[Match]:
+    """Up to `most` pairs from the ready bots; each bot in one pair at most."""
+    taken: set[str] = set()
+    matches: list[Match] = []
+    # Validation first: a new bot is waiting to be let in.
+    for bot in sorted((c for c in ready if c.validating), key=lambda c: c.name):
+        if len(matches) >= most:
+            return matches
+        others = [c for c in ready if c.name != bot.name and not c.validating and c.name not in taken]
+        house = [c for c in others if c.house] or others
+        if bot.name in taken or not house:
+            continue
+        opponent = rng.choice(sorted(house, key=lambda c: c.name))
+        taken.update((bot.name, opponent.name))
+        matches.append(Match(bot.name, opponent.name, bot.leaderboard, validation=True))
+    # Then the ladder: the least-played bots choose first; ties broken at random, not by name.
+    ladder = [c for c in ready if not c.validating]
+    order = sorted(ladder, key=lambda c: (c.pairs, rng.random()))
+    for bot in order:
+        if len(matches) >= most:
+            break
+        if bot.name in taken:
+            continue
+        others = [
+            c
+            for c in ladder
+            if c.leaderboard == bot.leaderboard and c.name != bot.name and c.name not in taken
+        ]
+        if not others:
+            continue
+        # Neither met the other last; else not both (the very pair just played); else anyone.
+        met = [
+            (last_opponent.get(bot.name) == c.name) + (last_opponent.get(c.name) == bot.name) for c in others
+        ]
+        pool = [c for c, m in zip(others, met, strict=True) if m == min(met)]
+        opponent = min(pool, key=lambda c: (abs(c.mu - bot.mu), c.pairs, rng.random()))
+        taken.update((bot.name, opponent.name))
+        matches.append(Match(bot.name, opponent.name, bot.leaderboard))
+    return matches
+
+
+__all__ = ["Candidate", "Match", "choose"]
