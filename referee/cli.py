@@ -1,5 +1,5 @@
-"""The `tichu` command line: demo, play, match, new-bot, serve, bot, check-bot, rules, replay, tournament,
-keygen, web.
+"""The `tichu` command line: demo, play, arena, match, new-bot, serve, bot, check-bot, rules,
+replay, tournament, keygen, web.
 
 The commands that play bots (`tichu bot`, `tichu tournament worker`, `tichu demo --local`) belong
 to the bot SDK, which the referee never imports: the SDK registers them as entry points of the
@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="watch the game in a browser: serve the web face there (e.g. 127.0.0.1:8080) until Ctrl-C",
     )
+    arena = sub.add_parser("arena", help="a standing, rated arena that bots join: serve, bot, leaderboard")
     play = sub.add_parser(
         "play", help="play a seat from your browser against bots (tichu play mybot:MyBot: against your bot)"
     )
@@ -109,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv else ""
     bot_command: list[str] = []  # check-bot: the bot's own command line, after "--"
     bot_commands: list[list[str]] = []  # match: the bots' command lines, each after a "--"
-    if command == "play":
+    if command == "arena":
+        from referee.arena.cli import add_arena_arguments
+
+        add_arena_arguments(arena)
+    elif command == "play":
         from referee.web.person import add_play_arguments
 
         add_play_arguments(play)
@@ -163,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.http and not HTTP_ADDRESS.fullmatch(args.http):
             parser.error(f"--http takes HOST:PORT, e.g. 127.0.0.1:8080, not {args.http!r}")
         return run_match_demo(args.seed, http=args.http)
+    if args.command == "arena":
+        from referee.arena.cli import run_arena
+
+        return run_arena(args)
     if args.command == "play":
         from referee.web.person import run_play
 

@@ -16,8 +16,9 @@ from openskill.models import PlackettLuce
 
 from referee.arena.store import PairRow, RatingRow
 
-# A bot is provisional on the leaderboard until its sigma falls below this (a new bot: 8.33).
-PROVISIONAL_SIGMA = 2.5
+# A bot is provisional on the leaderboard until its sigma falls below this (a new bot: 8.33;
+# the three sample bots get there in 20-30 pairs).
+PROVISIONAL_SIGMA = 5.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ MIGRATIONS: dict[int, str] = {
         kind TEXT NOT NULL CHECK (kind IN ('hosted', 'remote')),
         bot TEXT NOT NULL DEFAULT '',          -- MODULE:CLASS of a hosted Python bot
         command TEXT NOT NULL DEFAULT '[]',    -- a hosted command, as a JSON list of arguments
+        workdir TEXT NOT NULL DEFAULT '',      -- where a hosted command runs
         house INTEGER NOT NULL DEFAULT 0,      -- one of the arena's own bots (from its config)
         key_hash TEXT NOT NULL,
         key_set_at REAL NOT NULL,
@@ -118,6 +119,7 @@ class BotRow:
     kind: str  # "hosted" or "remote"
     bot: str
     command: tuple[str, ...]
+    workdir: str
     house: bool
     state: BotState
     reason: str
@@ -240,6 +242,7 @@ class ArenaStore:
         *,
         bot: str = "",
         command: Sequence[str] = (),
+        workdir: str = "",
         house: bool = False,
         state: BotState = BotState.VALIDATING,
     ) -> str:
@@ -474,7 +477,7 @@ class ArenaStore:
             db.executemany("INSERT INTO rating_history VALUES (?, ?, ?, ?)", history)
 
 
-_BOT_COLUMNS = "name, kind, bot, command, house, state, reason, version, created_at, key_set_at"
+_BOT_COLUMNS = "name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at"
 _PAIR_COLUMNS = (
     "id, bot_a, bot_b, leaderboard, seed, validation, state, reason, started_at, ended_at,"
     " points_a, points_b, finished_seq"
@@ -496,12 +499,13 @@ def _statements(script: str) -> Iterator[str]:
 
 
 def _bot_row(row: Sequence[object]) -> BotRow:
-    name, kind, bot, command, house, state, reason, version, created_at, key_set_at = row
+    name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at = row
     return BotRow(
         name=str(name),
         kind=str(kind),
         bot=str(bot),
         command=tuple(json.loads(str(command))),
+        workdir=str(workdir),
         house=bool(house),
         state=BotState(str(state)),
         reason=str(reason),

@@ -38,7 +38,7 @@ from referee.server.serve import RunningServer, ServerSettings, start_server
 from referee.server.service import Traffic
 from referee.server.table import Table
 from referee.tournament.bots import EntrantProcesses
-from referee.tournament.config import TournamentConfig
+from referee.tournament.config import Entrant, TournamentConfig
 from referee.tournament.process_limits import enforcement
 
 # What a host must share with its coordinator to play the same games the same way: the
@@ -137,6 +137,7 @@ class GameHost:
             str, Table
         ] = {}  # the games opened and not finished: a bot gone for good withdraws
         self._socket_dir: Path | None = None
+        self._bot_sandbox: Sandbox | None = None
         self._refused: dict[str, GameOutcome] = {}
         self._advertised = ""
         self._traffic = Traffic()
@@ -183,6 +184,7 @@ class GameHost:
         if advertise:
             address = f"{advertise}:{self.running.port}"
         local = self.running.loopback_address or self.running.address
+        self._bot_sandbox = sandbox
         try:
             self.bots = {
                 entrant.name: EntrantProcesses(
@@ -198,6 +200,24 @@ class GameHost:
             raise HostError(f"host {self.name}: {error}") from None
         self._advertised = self.address = address
         return address
+
+    async def admit(self, entrant: Entrant) -> None:
+        """Let a local entrant in while the host runs (an arena's newcomer, or a new version of a
+        bot: its old processes end first); its processes start when its first seat comes."""
+        assert self.running is not None, "start() first"
+        old = self.bots.pop(entrant.name, None)
+        if old is not None:
+            await old.stop()
+        local = self.running.loopback_address or self.running.address
+        self.bots[entrant.name] = EntrantProcesses(
+            entrant, local, self.log_dir, sandbox=self._bot_sandbox, on_down=self._seat_down
+        )
+
+    async def dismiss(self, name: str) -> None:
+        """End a local entrant's processes (a bot disabled in an arena)."""
+        processes = self.bots.pop(name, None)
+        if processes is not None:
+            await processes.stop()
 
     async def check_entrants(self, timeout_s: float) -> dict[str, str]:
         """Before any game: each local entrant's bots take the four seats of a scratch match of

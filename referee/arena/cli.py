@@ -1,0 +1,233 @@
+"""`tichu arena`: serve an arena, register its bots, print its leaderboard, rate it again.
+
+tichu arena serve [CONFIG] [--store PATH] [--listen HOST:PORT] [--http HOST:PORT]
+tichu arena bot add NAME (--bot MODULE:CLASS | --command CMD) [--key-file FILE]
+tichu arena bot rotate-key NAME [--key-file FILE]
+tichu arena bot disable NAME | enable NAME | list
+tichu arena leaderboard [--json]
+tichu arena rerate
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from referee import log
+from referee.arena.config import ArenaConfig, load_arena_config, with_overrides
+from referee.arena.ratings import PROVISIONAL_SIGMA, provisional, rerate
+from referee.arena.store import ArenaStore, ArenaStoreError, BotState
+from referee.tournament.config import BOT_SPEC, ConfigError
+
+DEFAULT_STORE = Path("arena.sqlite")
+
+
+def add_arena_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommands of `tichu arena`."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--store", type=Path, help=f"the arena's state (default: the config's, else {DEFAULT_STORE})"
+    )
+    sub = parser.add_subparsers(dest="arena_command", required=True, metavar="COMMAND")
+    serve = sub.add_parser(
+        "serve", parents=[common], help="run the arena: referee, matchmaker, ratings (and web face)"
+    )
+    serve.add_argument("config", nargs="?", type=Path, help="the arena's TOML config (default: none)")
+    serve.add_argument("--listen", default="", metavar="HOST:PORT", help="the referee's gRPC address")
+    serve.add_argument("--http", default="", metavar="HOST:PORT", help="serve the web face there")
+    serve.add_argument("--no-sandbox", action="store_true", help="run hosted bots without the sandbox")
+    bot = sub.add_parser("bot", help="register, re-key, disable and list bots")
+    bots = bot.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
+    add = bots.add_parser("add", parents=[common], help="register a hosted bot and print its key once")
+    add.add_argument("name")
+    what = add.add_mutually_exclusive_group(required=True)
+    what.add_argument("--bot", metavar="MODULE:CLASS", help="a Python Bot class the arena runs")
+    what.add_argument("--command", metavar="CMD", help="a program in any language the arena runs")
+    add.add_argument("--key-file", type=Path, help="write the key to this new file (mode 0600)")
+    rotate = bots.add_parser(
+        "rotate-key", parents=[common], help="a new key for a bot (the old one stops working)"
+    )
+    rotate.add_argument("name")
+    rotate.add_argument("--key-file", type=Path, help="write the key to this new file (mode 0600)")
+    for action, words in (("disable", "take a bot out of play"), ("enable", "put a bot back in play")):
+        bots.add_parser(action, parents=[common], help=words).add_argument("name")
+    bots.add_parser("list", parents=[common], help="every bot, its state and why")
+    board = sub.add_parser("leaderboard", parents=[common], help="the ratings, best first")
+    board.add_argument("--json", action="store_true", help="a JSON list of rows")
+    sub.add_parser("rerate", parents=[common], help="recompute every rating from the stored pairs")
+
+
+def run_arena(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run `tichu arena ...`; the exit code."""
+    out = out or sys.stdout
+    try:
+        if args.arena_command == "serve":
+            config = with_overrides(
+                load_arena_config(args.config),
+                store=args.store,
+                listen=args.listen,
+                http=args.http,
+                sandbox=not args.no_sandbox,
+            )
+            return _serve(config, out)
+        store = ArenaStore(args.store or DEFAULT_STORE)
+        try:
+            return _command(args, store, out)
+        finally:
+            store.close()
+    except (ConfigError, ArenaStoreError, ValueError) as error:
+        print(f"tichu arena: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace, store: ArenaStore, out: TextIO) -> int:
+    if args.arena_command == "leaderboard":
+        rows = leaderboard_rows(store)
+        if args.json:
+            print(json.dumps(rows, indent=2), file=out)
+        else:
+            print(_table(rows), file=out)
+        return 0
+    if args.arena_command == "rerate":
+        ratings, history = rerate(store.pairs())
+        before = {(r.bot, r.leaderboard): (r.mu, r.sigma) for r in store.ratings()}
+        store.replace_ratings(ratings, history)
+        changed = sum(1 for r in ratings if before.get((r.bot, r.leaderboard)) != (r.mu, r.sigma))
+        print(f"rerated {len(ratings)} rating(s) from the stored pairs; {changed} differed", file=out)
+        return 0
+    action = args.bot_command
+    if action == "add":
+        command = tuple(shlex.split(args.command)) if args.command else ()
+        if args.bot and not BOT_SPEC.fullmatch(args.bot):
+            raise ValueError(f"--bot is MODULE:CLASS, e.g. mybot:MyBot, not {args.bot!r}")
+        if args.command is not None and not command:
+            raise ValueError("--command is a program and its arguments, not an empty string")
+        key = store.add_bot(args.name, bot=args.bot or "", command=command, workdir=str(Path.cwd()))
+        _hand_out(key, args.key_file, out)
+        print(f"registered {args.name}: it plays a validation pair, then joins the ladder", file=out)
+    elif action == "rotate-key":
+        _hand_out(store.rotate_key(args.name), args.key_file, out)
+    elif action == "disable":
+        store.set_state(args.name, BotState.DISABLED, "disabled by its owner or the organiser")
+    elif action == "enable":
+        state = store.bot(args.name).state
+        if state is BotState.REFUSED:
+            raise ValueError(f"{args.name} failed its validation: register it again under a new name")
+        store.set_state(args.name, BotState.ACTIVE if state is not BotState.VALIDATING else state)
+    elif action == "list":
+        for bot in store.bots():
+            what = bot.bot or shlex.join(bot.command) or "remote"
+            because = f" ({bot.reason})" if bot.reason else ""
+            house = " house" if bot.house else ""
+            print(
+                f"{bot.name:24} {bot.kind}{house:6} {bot.state.value:10} v{bot.version} {what}{because}",
+                file=out,
+            )
+    return 0
+
+
+def _hand_out(key: str, key_file: Path | None, out: TextIO) -> None:
+    """Print the key once, or write it to a new file only its owner can read."""
+    if key_file is None:
+        print(f"key (shown once; keep it secret): {key}", file=out)
+        return
+    descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(key + "\n")
+    print(f"key written to {key_file} (mode 0600)", file=out)
+
+
+def leaderboard_rows(store: ArenaStore) -> list[dict[str, Any]]:
+    """The leaderboard as JSON rows, best conservative score first on each board."""
+    states = {bot.name: bot for bot in store.bots()}
+    rows = []
+    for rating in store.ratings():
+        bot = states.get(rating.bot)
+        rows.append(
+            {
+                "bot": rating.bot,
+                "leaderboard": rating.leaderboard,
+                "mu": round(rating.mu, 3),
+                "sigma": round(rating.sigma, 3),
+                "score": round(rating.score, 3),
+                "games": rating.pairs,
+                "wins": rating.wins,
+                "draws": rating.draws,
+                "losses": rating.losses,
+                "average_margin": round(rating.margin / rating.pairs, 1) if rating.pairs else 0.0,
+                "last_played": rating.last_played,
+                "provisional": provisional(rating),
+                "state": bot.state.value if bot is not None else "",
+            }
+        )
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no rated pairs yet"
+    lines = [
+        f"{'#':>3} {'bot':24} {'board':7} {'score':>7} {'mu':>7} {'sigma':>6} {'games':>5}  W-D-L   margin"
+    ]
+    for rank, row in enumerate(rows, 1):
+        mark = "?" if row["provisional"] else " "
+        lines.append(
+            f"{rank:>3} {row['bot']:24} {row['leaderboard']:7} {row['score']:>7.2f}{mark}{row['mu']:>6.2f} "
+            f"{row['sigma']:>6.2f} {row['games']:>5}  {row['wins']}-{row['draws']}-{row['losses']}  "
+            f"{row['average_margin']:>+7.1f}"
+        )
+    lines.append(f"? provisional: sigma still at or above {PROVISIONAL_SIGMA:g}")
+    return "\n".join(lines)
+
+
+def _serve(config: ArenaConfig, out: TextIO) -> int:
+    log.configure(level=os.environ.get("TICHU_LOG_LEVEL", "warning"))
+    return asyncio.run(_serve_async(config, out))
+
+
+async def _serve_async(config: ArenaConfig, out: TextIO) -> int:
+    from referee.arena.runner import Arena
+    from referee.tournament.host import HostError
+
+    store = ArenaStore(config.store)
+    arena = Arena(config, store, out)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    web = None
+    try:
+        try:
+            address = await arena.start()
+        except HostError as error:
+            print(f"tichu arena: {error}", file=sys.stderr)
+            return 1
+        print(f"arena {config.name!r}: referee on {address}, store {config.store}", file=out, flush=True)
+        if config.http:
+            from referee.web.app import parse_address, start_web
+
+            assert arena.host is not None and arena.host.running is not None
+            web = await start_web(arena.host.running.service.referee, *parse_address(config.http))
+            print(f"arena web face on {web.url}/", file=out, flush=True)
+        started = time.monotonic()
+        await arena.run(stop)
+        print(f"arena stopping after {time.monotonic() - started:.0f} s", file=out, flush=True)
+        return 0
+    finally:
+        if web is not None:
+            await web.stop()
+        await arena.stop()
+        store.close()
+
+
+__all__ = ["add_arena_arguments", "leaderboard_rows", "run_arena"]

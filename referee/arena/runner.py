@@ -1,0 +1,387 @@
+"""The arena at work: one process that is the referee (a tournament's GameHost, so hosted bots run
+in its sandbox under its limits), the matchmaker and the rating keeper, over one store.
+
+Every `pair_every_s` it seats the ready bots: each chosen pair plays two tables with the same
+deals and the two bots' seats swapped, and is written to the store as finished (then rated) or
+voided (then never rated). A bot added while the arena runs is let in at the next round of the
+matchmaker, plays its validation pair, and enters the ladder if it broke no rule there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from referee.arena.config import ArenaConfig
+from referee.arena.matchmaker import Candidate, Match, choose
+from referee.arena.ratings import fresh, rate_pair
+from referee.arena.store import ArenaStore, BotRow, BotState, GameRow, RatingRow
+from referee.log import get_logger
+from referee.match import MatchResult
+from referee.match.digests import SALT_BYTES
+from referee.tournament.config import Entrant, SprtSettings, Team, TournamentConfig
+from referee.tournament.host import GameHost, GameOrder, GameOutcome, HostError
+
+# The counts of a seat's line that the arena keeps per game, summed over a bot's two seats.
+KEPT_COUNTS = ("decisions", "timeouts", "rejections", "bombs_played", "points_won")
+
+
+@dataclass(frozen=True, slots=True)
+class PairVerdict:
+    """What a pair's two tables say of each bot: their points, and what each did wrong."""
+
+    games: tuple[GameRow, ...]
+    faults: dict[str, list[str]]  # bot -> what it did wrong, in words ([] when nothing)
+    forfeited: set[str]
+
+
+class Arena:
+    """A running arena over `store`, with `config`'s house bots and referee."""
+
+    def __init__(
+        self, config: ArenaConfig, store: ArenaStore, out: TextIO, *, rng: random.Random | None = None
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.out = out
+        self.rng = rng or random.Random(secrets.randbits(64))
+        self.host: GameHost | None = None
+        self.admitted: dict[str, int] = {}  # hosted bot -> the version its processes run
+        self.playing: dict[int, tuple[str, str]] = {}  # pair id -> its bots
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.forfeits: dict[str, int] = {}  # pairs in a row with a forfeit, per bot
+        self._log = get_logger()
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> str:
+        """Void what a previous run left playing, register the house bots, start the referee; the
+        address bots connect to."""
+        voided = self.store.void_interrupted()
+        if voided:
+            print(f"arena: voided {len(voided)} pair(s) a previous run left unfinished", file=self.out)
+        self._sync_house()
+        self.host = GameHost(
+            self._host_config(),
+            "arena",
+            replay_dir=self.live_dir,
+            log_dir=self.config.output_dir / "logs",
+            capacity=2 * self.config.concurrency,
+        )
+        try:
+            address = await self.host.start()
+        except HostError:
+            self.host = None
+            raise
+        await self._admit_new()
+        return address
+
+    async def stop(self, why: str = "the arena was stopped") -> None:
+        """Void the pairs in play (never half rated), then stop the bots and the referee."""
+        for pair_id in list(self.playing):
+            self.store.void_pair(pair_id, why)
+        for task in list(self.tasks):
+            task.cancel()
+        for task in list(self.tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.host is not None:
+            await self.host.stop()
+            self.host = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Seat the ready bots every `pair_every_s` until `stop` is set."""
+        while not stop.is_set():
+            await self.round()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.pair_every_s)
+
+    @property
+    def live_dir(self) -> Path:
+        """Where the games in play write their replays (published when their pair ends)."""
+        return self.config.output_dir / "live"
+
+    @property
+    def replay_dir(self) -> Path:
+        """Where every played game's replay is kept."""
+        return self.config.output_dir / "replays"
+
+    # ---------------------------------------------------------------------------- the matchmaker
+
+    async def round(self) -> list[Match]:
+        """One round of the matchmaker: let newcomers in, seat who is ready; the pairs started."""
+        await self._admit_new()
+        room = self.config.concurrency - len(self.playing)
+        if room <= 0:
+            return []
+        busy = {name for pair in self.playing.values() for name in pair}
+        ready = [self._candidate(bot) for bot in self.store.bots() if self._ready(bot, busy)]
+        matches = choose(ready, self._last_opponents(), self.rng, room)
+        for match in matches:
+            pair_id = self.store.start_pair(
+                match.a, match.b, match.leaderboard, self._seed(), validation=match.validation
+            )
+            self.playing[pair_id] = (match.a, match.b)
+            task = asyncio.create_task(self._play(pair_id, match))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        return matches
+
+    def _ready(self, bot: BotRow, busy: set[str]) -> bool:
+        playable = bot.state in (BotState.ACTIVE, BotState.VALIDATING)
+        return playable and bot.hosted and self.admitted.get(bot.name) == bot.version and bot.name not in busy
+
+    def _candidate(self, bot: BotRow) -> Candidate:
+        board = self.config.leaderboard(bot.kind)
+        rating = self.store.rating(bot.name, board)
+        return Candidate(
+            bot.name,
+            board,
+            rating.mu if rating is not None else fresh(bot.name, board).mu,
+            rating.pairs if rating is not None else 0,
+            validating=bot.state is BotState.VALIDATING,
+            house=bot.house,
+        )
+
+    def _last_opponents(self) -> dict[str, str]:
+        last: dict[str, str] = {}
+        for pair in self.store.pairs(state="finished", limit=500):
+            last[pair.bot_a], last[pair.bot_b] = pair.bot_b, pair.bot_a
+        return last
+
+    def _seed(self) -> str:
+        return f"{self.config.name}-{secrets.token_hex(8)}"
+
+    # ---------------------------------------------------------------------------- a pair
+
+    async def _play(self, pair_id: int, match: Match) -> None:
+        """Play a pair's two tables at once, then write it finished (and rated) or voided."""
+        assert self.host is not None
+        seed = self.store.pair(pair_id).seed
+        orders = [
+            GameOrder(
+                game_id=f"{pair_id}-{table}",
+                match_id=f"{self.config.name}-{pair_id}-t{table}",
+                seed=seed,
+                salt=secrets.token_hex(SALT_BYTES),
+                players=players,
+                rng_seeds=tuple(f"{seed}/{table}/{seat}" for seat in range(4)),
+            )
+            for table, players in enumerate(((match.a, match.b) * 2, (match.b, match.a) * 2))
+        ]
+        try:
+            for order in orders:
+                await self.host.open(order)
+            outcomes = await asyncio.gather(*(self.host.finish(o.match_id) for o in orders))
+        except asyncio.CancelledError:
+            self.playing.pop(pair_id, None)
+            raise
+        except Exception as error:  # a host fault must not take the arena down with it
+            self._log.exception("arena_pair_failed", pair_id=pair_id)
+            self._end(pair_id, match, None, f"the referee failed: {error}")
+            return
+        self._publish(orders)
+        verdict = judge(match, outcomes)
+        failures = [o.failure for o in outcomes if o.result is None]
+        if failures:
+            self._end(pair_id, match, verdict, "; ".join(failures))
+        else:
+            self._end(pair_id, match, verdict, "")
+
+    def _end(self, pair_id: int, match: Match, verdict: PairVerdict | None, failure: str) -> None:
+        self.playing.pop(pair_id, None)
+        if failure or verdict is None:
+            self.store.void_pair(pair_id, failure)
+            print(f"arena: pair {pair_id} {match.a} v {match.b} voided: {failure}", file=self.out, flush=True)
+        else:
+            ratings: tuple[RatingRow, ...] = ()
+            if not match.validation:
+                pair = self.store.pair(pair_id)
+                totals = sum(g.points_a for g in verdict.games), sum(g.points_b for g in verdict.games)
+                finished = replace(pair, state="finished", points_a=totals[0], points_b=totals[1])
+                a = self.store.rating(match.a, match.leaderboard) or fresh(match.a, match.leaderboard)
+                b = self.store.rating(match.b, match.leaderboard) or fresh(match.b, match.leaderboard)
+                update = rate_pair(finished, a, b)
+                ratings = (update.a, update.b)
+            self.store.finish_pair(pair_id, verdict.games, ratings)
+            pair = self.store.pair(pair_id)
+            print(
+                f"arena: pair {pair_id} {match.a} {pair.points_a} - {pair.points_b} {match.b}"
+                + (" (validation)" if match.validation else ""),
+                file=self.out,
+                flush=True,
+            )
+        if verdict is not None:
+            self._after(match, verdict, failure)
+
+    def _after(self, match: Match, verdict: PairVerdict, failure: str) -> None:
+        """Let a newcomer in or refuse it; pause a bot that forfeits pair after pair."""
+        if match.validation:
+            faults = verdict.faults.get(match.a, [])
+            if faults:
+                self.store.set_state(match.a, BotState.REFUSED, "validation: " + "; ".join(faults))
+            elif not failure:
+                self.store.set_state(match.a, BotState.ACTIVE)
+        for name in (match.a, match.b):
+            if match.validation and name == match.a:
+                continue
+            if name in verdict.forfeited:
+                self.forfeits[name] = self.forfeits.get(name, 0) + 1
+                if self.forfeits[name] >= self.config.pause_after_forfeits:
+                    why = "; ".join(verdict.faults.get(name, [])) or "forfeits"
+                    self.store.set_state(
+                        name, BotState.PAUSED, f"{self.forfeits[name]} pairs in a row with a forfeit ({why})"
+                    )
+            else:
+                self.forfeits.pop(name, None)
+
+    def _publish(self, orders: Sequence[GameOrder]) -> None:
+        """Move the pair's replays to where finished games are kept (and shown)."""
+        self.replay_dir.mkdir(parents=True, exist_ok=True)
+        for order in orders:
+            path = self.live_dir / f"{order.match_id}.jsonl"
+            if path.exists():
+                shutil.move(path, self.replay_dir / path.name)
+
+    # ---------------------------------------------------------------------------- bots
+
+    def _sync_house(self) -> None:
+        """Register the config's house bots (a changed class or command is a new version)."""
+        known = {bot.name: bot for bot in self.store.bots()}
+        for entrant in self.config.house:
+            workdir = str(entrant.workdir or "")
+            if entrant.name not in known:
+                self.store.add_bot(
+                    entrant.name,
+                    bot=entrant.bot,
+                    command=entrant.command,
+                    workdir=workdir,
+                    house=True,
+                    state=BotState.ACTIVE,
+                )
+            elif self.store.update_hosted(entrant.name, bot=entrant.bot, command=entrant.command):
+                # The organiser's own bot, changed: it is trusted as before.
+                self.store.set_state(entrant.name, BotState.ACTIVE)
+
+    async def _admit_new(self) -> None:
+        """Start the processes of hosted bots that are new or have a new version; end disabled ones'."""
+        if self.host is None:
+            return
+        house = {entrant.name: entrant for entrant in self.config.house}
+        for bot in self.store.bots():
+            if not bot.hosted:
+                continue
+            if bot.state in (BotState.DISABLED, BotState.REFUSED, BotState.PAUSED):
+                if bot.name in self.admitted and not self._busy(bot.name):
+                    await self.host.dismiss(bot.name)
+                    del self.admitted[bot.name]
+                continue
+            if self.admitted.get(bot.name) == bot.version or self._busy(bot.name):
+                continue
+            entrant = house.get(bot.name) if bot.house else None
+            await self.host.admit(entrant or _entrant(bot))
+            self.admitted[bot.name] = bot.version
+
+    def _busy(self, name: str) -> bool:
+        return any(name in pair for pair in self.playing.values())
+
+    def _host_config(self) -> TournamentConfig:
+        """The tournament config the GameHost plays by: the arena's rules, clock, paths and limits
+        (its entrants are let in one by one with GameHost.admit)."""
+        config = self.config
+        return TournamentConfig(
+            name=config.name,
+            seed=config.name,
+            format="round_robin",
+            candidate="",
+            games_per_pairing=2,
+            duplicate=True,
+            concurrency=2 * config.concurrency,
+            database=config.store,
+            replay_dir=self.replay_dir,
+            output_dir=config.output_dir,
+            listen=config.listen,
+            game_timeout_s=config.game_timeout_s,
+            start_timeout_s=config.start_timeout_s,
+            rules=config.rules,
+            preset="",
+            rules_overrides={},
+            clock=config.clock,
+            sprt=SprtSettings(),
+            # One stand-in, so that the host makes its sandbox for local bots; it is never seated.
+            entrants=(Entrant("arena-house", "clients.random_bot:RandomBot"),),
+            teams=(Team("arena-house", ("arena-house", "arena-house")),),
+            source=config.source,
+            sandbox=config.sandbox,
+        )
+
+
+def _entrant(bot: BotRow) -> Entrant:
+    """A registered hosted bot as the host runs it."""
+    workdir = Path(bot.workdir) if bot.workdir else None
+    return Entrant(bot.name, bot.bot, command=bot.command, workdir=workdir if bot.command else None)
+
+
+def judge(match: Match, outcomes: Sequence[GameOutcome]) -> PairVerdict:
+    """Each table's points and counts for both bots, and each bot's faults in words."""
+    games: list[GameRow] = []
+    faults: dict[str, list[str]] = {match.a: [], match.b: []}
+    forfeited: set[str] = set()
+    for table, outcome in enumerate(outcomes):
+        a_seats = table  # table 0: a at seats 0 and 2; table 1: at 1 and 3
+        owner = {seat: (match.a if seat % 2 == a_seats else match.b) for seat in range(4)}
+        for seat, why in outcome.exit_reasons.items():
+            faults[owner[seat]].append(f"its process ended at table {table + 1}: {why}")
+        result = outcome.result
+        if result is None:
+            continue
+        counts = _counts(result)
+        stats = {name: _sum(counts, [s for s in range(4) if owner[s] == name]) for name in faults}
+        for name, said in faults.items():
+            if stats[name]["timeouts"]:
+                said.append(f"{int(stats[name]['timeouts'])} timeout(s) at table {table + 1}")
+            if stats[name]["rejections"]:
+                said.append(f"{int(stats[name]['rejections'])} refused answer(s) at table {table + 1}")
+        if result.forfeiting_team is not None:
+            loser = match.a if result.forfeiting_team == a_seats else match.b
+            forfeited.add(loser)
+            faults[loser].append(f"forfeited table {table + 1}: {result.reason}")
+        games.append(
+            GameRow(
+                table_no=table,
+                match_id=outcome.match_id,
+                a_seats=a_seats,
+                points_a=result.scores[a_seats],
+                points_b=result.scores[1 - a_seats],
+                termination=result.outcome.termination.value,
+                reason=result.reason,
+                stats_a=stats[match.a],
+                stats_b=stats[match.b],
+            )
+        )
+    return PairVerdict(tuple(games), faults, forfeited)
+
+
+def _counts(result: MatchResult) -> dict[int, dict[str, float]]:
+    out: dict[int, dict[str, float]] = {}
+    for line in result.summary:
+        counts = line.counts()
+        out[line.seat] = {key: float(counts.get(key, 0)) for key in KEPT_COUNTS}
+        out[line.seat]["think_ms_p99"] = line.think_ms_p99
+    return out
+
+
+def _sum(counts: dict[int, dict[str, float]], seats: Sequence[int]) -> dict[str, float]:
+    total = {key: sum(counts.get(s, {}).get(key, 0.0) for s in seats) for key in KEPT_COUNTS}
+    total["think_ms_p99"] = max((counts.get(s, {}).get("think_ms_p99", 0.0) for s in seats), default=0.0)
+    return total
+
+
+__all__ = ["Arena", "PairVerdict", "judge"]
