@@ -51,7 +51,10 @@ def add_arena_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("name")
     what = add.add_mutually_exclusive_group(required=True)
     what.add_argument("--bot", metavar="MODULE:CLASS", help="a Python Bot class the arena runs")
-    what.add_argument("--command", metavar="CMD", help="a program in any language the arena runs")
+    # Not dest "command": `tichu`'s own parser keeps the subcommand's name there.
+    what.add_argument(
+        "--command", dest="program", metavar="CMD", help="a program in any language the arena runs"
+    )
     add.add_argument("--key-file", type=Path, help="write the key to this new file (mode 0600)")
     rotate = bots.add_parser(
         "rotate-key", parents=[common], help="a new key for a bot (the old one stops working)"
@@ -106,10 +109,10 @@ def _command(args: argparse.Namespace, store: ArenaStore, out: TextIO) -> int:
         return 0
     action = args.bot_command
     if action == "add":
-        command = tuple(shlex.split(args.command)) if args.command else ()
+        command = tuple(shlex.split(args.program)) if args.program else ()
         if args.bot and not BOT_SPEC.fullmatch(args.bot):
             raise ValueError(f"--bot is MODULE:CLASS, e.g. mybot:MyBot, not {args.bot!r}")
-        if args.command is not None and not command:
+        if args.program is not None and not command:
             raise ValueError("--command is a program and its arguments, not an empty string")
         key = store.add_bot(args.name, bot=args.bot or "", command=command, workdir=str(Path.cwd()))
         _hand_out(key, args.key_file, out)

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -386,7 +386,8 @@ class ArenaStore:
                 ],
             )
             for rating in ratings:
-                _put_rating(db, rating)
+                # Last played when the pair ended: what a rerate reads back from the pair.
+                _put_rating(db, replace(rating, last_played=now))
                 db.execute(
                     "INSERT INTO rating_history VALUES (?, ?, ?, ?)",
                     (pair_id, rating.bot, rating.mu, rating.sigma),

@@ -1,0 +1,188 @@
+"""An arena at work: house bots, a newcomer let in, one refused with its reason, ratings that a
+rerate gives again, replays that verify; killed with SIGKILL and started again, nothing finished
+is lost and nothing is half rated; and its commands."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from referee.arena.cli import leaderboard_rows
+from referee.arena.config import ArenaConfig, parse_arena_config
+from referee.arena.ratings import rerate
+from referee.arena.runner import Arena
+from referee.arena.store import INTERRUPTED, ArenaStore, BotState
+from referee.replay import read_replay
+from referee.replay.verify import verify
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = """
+[arena]
+name = "t"
+store = "arena.sqlite"
+output_dir = "out"
+concurrency = 2
+pair_every_s = 0.2
+
+[rules]
+match_mode = "fixed_rounds:1"
+
+[clock]
+decision_ms = 2000
+
+[[house]]
+name = "random"
+bot = "clients.random_bot:RandomBot"
+
+[[house]]
+name = "heuristic"
+bot = "clients.heuristic_bot:HeuristicBot"
+"""
+
+
+def config_in(folder: Path) -> ArenaConfig:
+    path = folder / "arena.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    config = parse_arena_config(CONFIG, path)
+    # The sandbox is the tournament's (tests/sandbox); here the arena's own logic is under test.
+    return ArenaConfig(**{**{f: getattr(config, f) for f in config.__slots__}, "sandbox": False})
+
+
+async def settle(arena: Arena, rounds: int) -> None:
+    """Run the matchmaker `rounds` times, each time until its pairs are over (no clock)."""
+    for _ in range(rounds):
+        await arena.round()
+        while arena.tasks:
+            await asyncio.gather(*list(arena.tasks))
+
+
+def test_newcomers_are_validated_and_the_ladder_is_rated(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    store = ArenaStore(config.store)
+    store.add_bot("showcase", bot="clients.showcase_bot:ShowcaseBot", workdir=str(ROOT))
+    store.add_bot("quitter", bot="tests.arena.bots:QuitterBot", workdir=str(ROOT))
+    out = io.StringIO()
+    arena = Arena(config, store, out)
+
+    async def body() -> None:
+        await arena.start()
+        try:
+            await settle(arena, 6)
+        finally:
+            await arena.stop()
+
+    asyncio.run(body())
+    assert store.bot("showcase").state is BotState.ACTIVE, out.getvalue()
+    quitter = store.bot("quitter")
+    assert quitter.state is BotState.REFUSED and "process ended" in quitter.reason, quitter.reason
+    pairs = store.pairs(state="finished")
+    rated = [p for p in pairs if not p.validation]
+    assert rated and all(p.bot_a != p.bot_b for p in pairs)
+    assert {p.bot_a for p in pairs if p.validation} >= {"showcase"}
+    # Ratings: one comparison per rated pair, and a rerate from the stored pairs gives the same.
+    ratings, _ = rerate(store.pairs())
+    assert sorted(ratings, key=lambda r: r.bot) == sorted(store.ratings(), key=lambda r: r.bot)
+    assert "quitter" not in {r.bot for r in store.ratings()}
+    assert sum(r.pairs for r in store.ratings()) == 2 * len(rated)
+    # Every game of a finished pair: two tables, the same deal, the seats swapped; replays verify.
+    for pair in pairs:
+        games = store.games(pair.id)
+        assert [g.a_seats for g in games] == [0, 1]
+        for g in games:
+            replay = read_replay(config.output_dir / "replays" / f"{g.match_id}.jsonl")
+            assert verify(replay).run is not None
+    rows = leaderboard_rows(store)
+    assert {"bot", "games", "mu", "sigma"} <= set(rows[0])
+    store.close()
+
+
+def test_sigkill_loses_no_finished_pair_and_rates_no_cut_one(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    argv = [sys.executable, "-m", "referee.cli", "arena", "serve", str(config.source), "--no-sandbox"]
+    process = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        # Until two pairs are finished (no deadline on the arena: the test waits on what it did).
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            if config.store.exists():
+                reader = ArenaStore(config.store)
+                finished = len(reader.pairs(state="finished"))
+                reader.close()
+                if finished >= 2:
+                    break
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    store = ArenaStore(config.store)
+    before = {p.id: p for p in store.pairs(state="finished")}
+    ratings_before = sorted(store.ratings(), key=lambda r: r.bot)
+    assert len(before) >= 2
+    arena = Arena(config, store, io.StringIO())
+
+    async def restart() -> None:
+        await arena.start()
+        await arena.stop()
+
+    left_playing = [p.id for p in store.pairs(state="playing")]
+    asyncio.run(restart())
+    assert {p.id: p for p in store.pairs(state="finished")} == before
+    for pair_id in left_playing:
+        assert store.pair(pair_id).state == "voided" and store.pair(pair_id).reason == INTERRUPTED
+    assert sorted(store.ratings(), key=lambda r: r.bot) == ratings_before
+    ratings, _ = rerate(store.pairs())
+    assert sorted(ratings, key=lambda r: r.bot) == ratings_before
+    store.close()
+
+
+def tichu(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_the_commands_register_re_key_list_and_rank(tmp_path: Path) -> None:
+    store = str(tmp_path / "arena.sqlite")
+    added = tichu("arena", "bot", "add", "mine", "--bot", "mybot:MyBot", "--store", store, cwd=tmp_path)
+    assert added.returncode == 0 and "key (shown once" in added.stdout, added.stderr
+    key_file = tmp_path / "mine.key"
+    rotated = tichu(
+        "arena", "bot", "rotate-key", "mine", "--key-file", str(key_file), "--store", store, cwd=tmp_path
+    )
+    assert rotated.returncode == 0 and "tka_" not in rotated.stdout
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    again = tichu(
+        "arena", "bot", "rotate-key", "mine", "--key-file", str(key_file), "--store", store, cwd=tmp_path
+    )
+    assert again.returncode != 0  # never overwrites a key file
+    listed = tichu("arena", "bot", "list", "--store", store, cwd=tmp_path)
+    assert "mine" in listed.stdout and "validating" in listed.stdout and "tka_" not in listed.stdout
+    board = tichu("arena", "leaderboard", "--json", "--store", store, cwd=tmp_path)
+    assert board.returncode == 0 and json.loads(board.stdout) == []
+    for bad, why in (
+        (["bot", "add", "x y", "--bot", "m:C"], "a bot's name is"),
+        (["bot", "add", "other", "--bot", "nocolon"], "MODULE:CLASS"),
+        (["bot", "disable", "ghost"], "no bot named"),
+    ):
+        done = tichu("arena", *bad, "--store", store, cwd=tmp_path)
+        assert done.returncode == 2 and why in done.stderr, done.stderr

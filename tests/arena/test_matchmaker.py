@@ -1,0 +1,67 @@
+"""The matchmaker: who meets whom, checked over many random arenas."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.arena.matchmaker import Candidate, choose
+
+candidates = st.lists(
+    st.builds(
+        Candidate,
+        name=st.sampled_from([f"b{i}" for i in range(12)]),
+        leaderboard=st.sampled_from(["hosted", "remote"]),
+        mu=st.floats(0, 50),
+        pairs=st.integers(0, 50),
+        validating=st.booleans(),
+        house=st.booleans(),
+    ),
+    unique_by=lambda c: c.name,
+    max_size=12,
+)
+
+
+@given(candidates, st.integers(1, 8), st.integers(0, 2**32))
+def test_no_bot_meets_itself_or_plays_two_pairs_at_once(ready: list[Candidate], most: int, seed: int) -> None:
+    matches = choose(ready, {}, random.Random(seed), most)
+    assert len(matches) <= most
+    seated = [name for m in matches for name in (m.a, m.b)]
+    assert len(seated) == len(set(seated))
+    board = {c.name: c for c in ready}
+    for match in matches:
+        assert match.a != match.b
+        if match.validation:
+            assert board[match.a].validating and not board[match.b].validating
+        else:
+            assert not board[match.a].validating and not board[match.b].validating
+            assert board[match.a].leaderboard == board[match.b].leaderboard == match.leaderboard
+
+
+@given(st.integers(3, 10), st.integers(0, 2**32))
+def test_the_pair_just_played_is_not_played_again_when_another_can_be(count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    ready = [Candidate(f"b{i}", "hosted", rng.uniform(20, 30), rng.randint(0, 5)) for i in range(count)]
+    last: dict[str, str] = {}
+    for _ in range(20):
+        one = rng.sample(ready, 3)  # three bots free at a time: each has another to meet
+        [match] = choose(one, last, rng, 1)
+        assert not (last.get(match.a) == match.b and last.get(match.b) == match.a)
+        last[match.a], last[match.b] = match.b, match.a
+
+
+def test_a_newcomer_meets_a_house_bot_first_and_the_least_played_choose_first() -> None:
+    ready = [
+        Candidate("new", "hosted", 25, 0, validating=True),
+        Candidate("house", "hosted", 25, 40, house=True),
+        Candidate("veteran", "hosted", 30, 90),
+        Candidate("rookie", "hosted", 10, 1),
+        Candidate("close", "hosted", 11, 50),
+    ]
+    matches = choose(ready, {}, random.Random(1), 5)
+    assert matches[0].validation and (matches[0].a, matches[0].b) == ("new", "house")
+    # The rookie (fewest pairs) chooses next: the closest rating is "close".
+    assert (matches[1].a, matches[1].b) == ("rookie", "close")
+    assert len(matches) == 2  # the veteran is left with nobody

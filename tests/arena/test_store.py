@@ -1,0 +1,95 @@
+"""The arena's store: keys, bots, the life of a pair, and the schema's version."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from referee.arena.keys import KEY_PREFIX, key_matches
+from referee.arena.store import INTERRUPTED, SCHEMA_VERSION, ArenaStore, ArenaStoreError, BotState, GameRow
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ArenaStore:
+    return ArenaStore(tmp_path / "arena.sqlite")
+
+
+def game(table: int, points_a: int, points_b: int) -> GameRow:
+    return GameRow(table, f"m{table}", table, points_a, points_b, "played_out", "", {"timeouts": 0}, {})
+
+
+def test_a_key_is_shown_once_and_stored_as_a_hash(store: ArenaStore, tmp_path: Path) -> None:
+    key = store.add_bot("alpha", bot="clients.random_bot:RandomBot")
+    assert key.startswith(KEY_PREFIX) and len(key) > 40
+    raw = (tmp_path / "arena.sqlite").read_bytes()
+    assert key.encode() not in raw
+    bot = store.authenticate(key)
+    assert bot is not None and bot.name == "alpha" and bot.hosted
+    assert store.authenticate(key + "x") is None
+    assert store.authenticate("") is None and store.authenticate("x" * 10_000) is None
+
+
+def test_a_rotated_key_replaces_the_old_and_a_disabled_bot_is_let_in_by_none(store: ArenaStore) -> None:
+    old = store.add_bot("alpha", bot="clients.random_bot:RandomBot")
+    new = store.rotate_key("alpha")
+    assert new != old and store.authenticate(old) is None
+    assert store.authenticate(new) is not None
+    store.set_state("alpha", BotState.DISABLED, "by its owner")
+    assert store.authenticate(new) is None
+    assert store.bot("alpha").reason == "by its owner"
+
+
+@pytest.mark.parametrize("name", ["", "-lead", "has space", "é", "x" * 33, "a/b"])
+def test_a_bot_s_name_is_checked(store: ArenaStore, name: str) -> None:
+    with pytest.raises(ArenaStoreError, match="a bot's name is"):
+        store.add_bot(name, bot="m:C")
+
+
+def test_names_are_unique_and_unknown_names_are_said(store: ArenaStore) -> None:
+    store.add_bot("alpha", bot="m:C")
+    with pytest.raises(ArenaStoreError, match="exists already"):
+        store.add_bot("alpha", command=("x",))
+    with pytest.raises(ArenaStoreError, match="no bot named 'beta'"):
+        store.rotate_key("beta")
+    with pytest.raises(ArenaStoreError, match="not both"):
+        store.add_bot("gamma", bot="m:C", command=("x",))
+
+
+def test_a_pair_is_finished_with_its_games_or_voided_never_half(store: ArenaStore) -> None:
+    for name in ("a", "b"):
+        store.add_bot(name, bot="m:C", state=BotState.ACTIVE)
+    done = store.start_pair("a", "b", "hosted", "s1", validation=False)
+    store.finish_pair(done, [game(0, 300, 100), game(1, 150, 250)])
+    pair = store.pair(done)
+    assert (pair.state, pair.points_a, pair.points_b, pair.margin) == ("finished", 450, 350, 100)
+    assert [g.points_a for g in store.games(done)] == [300, 150]
+    cut = store.start_pair("a", "b", "hosted", "s2", validation=False)
+    assert store.void_interrupted() == [cut]
+    assert store.pair(cut).state == "voided" and store.pair(cut).reason == INTERRUPTED
+    assert store.games(cut) == []
+    # A finish that fails part way writes nothing: the games' table refuses a duplicate table.
+    broken = store.start_pair("a", "b", "hosted", "s3", validation=False)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.finish_pair(broken, [game(0, 1, 1), game(0, 2, 2)])
+    assert store.pair(broken).state == "playing" and store.games(broken) == []
+
+
+def test_a_store_from_a_newer_release_is_refused_and_an_old_one_migrates(tmp_path: Path) -> None:
+    path = tmp_path / "arena.sqlite"
+    ArenaStore(path).close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(ArenaStoreError, match="upgrade tichu"):
+        ArenaStore(path)
+
+
+def test_key_matching_is_exact() -> None:
+    from referee.arena.keys import key_hash, new_key
+
+    key = new_key()
+    assert key_matches(key, key_hash(key)) and not key_matches(key, key_hash(new_key()))
+    assert not key_matches(key, "")
