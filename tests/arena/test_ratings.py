@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from referee.arena.ratings import fresh, rate_pair, rerate
-from referee.arena.store import ArenaStore, BotState, GameRow
+from referee.arena.store import ArenaStore, BotState, GameRow, RatingRow
 
 
 def test_rerate_folds_the_pairs_in_the_order_they_finished(tmp_path: Path) -> None:
@@ -21,12 +22,10 @@ def test_rerate_folds_the_pairs_in_the_order_they_finished(tmp_path: Path) -> No
     for pair_id, (pa, pb) in ((second, (500, 300)), (third, (100, 700)), (first, (400, 400))):
         pair = store.pair(pair_id)
         games = [GameRow(0, f"m{pair_id}", 0, pa, pb, "played_out", "", {}, {})]
-        ratings = ()
+        ratings: tuple[RatingRow, ...] = ()
         if not pair.validation:
             before_a = store.rating(pair.bot_a, "hosted") or fresh(pair.bot_a, "hosted")
             before_b = store.rating(pair.bot_b, "hosted") or fresh(pair.bot_b, "hosted")
-            from dataclasses import replace
-
             update = rate_pair(replace(pair, state="finished", points_a=pa, points_b=pb), before_a, before_b)
             ratings = (update.a, update.b)
         store.finish_pair(pair_id, games, ratings)
