@@ -217,11 +217,8 @@ async def _serve_async(config: ArenaConfig, out: TextIO) -> int:
             return 1
         print(f"arena {config.name!r}: referee on {address}, store {config.store}", file=out, flush=True)
         if config.http:
-            from referee.web.app import parse_address, start_web
-
-            assert arena.host is not None and arena.host.running is not None
-            web = await start_web(arena.host.running.service.referee, *parse_address(config.http))
-            print(f"arena web face on {web.url}/", file=out, flush=True)
+            web = await _start_web(arena, config)
+            print(f"arena web face on {web.url}/arena", file=out, flush=True)
         started = time.monotonic()
         await arena.run(stop)
         print(f"arena stopping after {time.monotonic() - started:.0f} s", file=out, flush=True)
@@ -231,6 +228,24 @@ async def _serve_async(config: ArenaConfig, out: TextIO) -> int:
             await web.stop()
         await arena.stop()
         store.close()
+
+
+async def _start_web(arena: Any, config: ArenaConfig) -> Any:
+    """The web face: the arena's live games (the referee's public view), its leaderboards and
+    bots' pages, and every finished game's replay (the archive's viewer)."""
+    from referee.arena.view import REPLAYS, ArenaView
+    from referee.web.app import parse_address, start_web
+    from referee.web.archive import Archive
+
+    assert arena.host is not None and arena.host.running is not None
+    archive = Archive()
+    replays = arena.replay_dir
+    replays.mkdir(parents=True, exist_ok=True)
+    collection = archive.add_collection(REPLAYS, folder=replays)
+    assert collection.cid == REPLAYS
+    view = ArenaView(config.store, replays, config.name)
+    host, port = parse_address(config.http)
+    return await start_web(arena.host.running.service.referee, host, port, archive=archive, arena=view)
 
 
 __all__ = ["add_arena_arguments", "leaderboard_rows", "run_arena"]

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs
 import uvicorn
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -35,6 +36,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee import __version__
+from referee.arena.view import ArenaView
 from referee.match import MatchResult
 from referee.match.messages import LogEntry, SeatClock
 from referee.server.front import MATCH_ID, MatchEntry, Referee
@@ -281,11 +283,13 @@ def create_app(
     tournament: TournamentSource | None = None,
     archive: Archive | None = None,
     seats: SeatRelay | None = None,
+    arena: ArenaView | None = None,
 ) -> Starlette:
     """The web application over a referee's matches (and the tournament it plays, if given:
     a function that returns its standings, progress and games as referee.tournament.web does),
     over finished work (`archive`: stores and replay folders), with or without a referee, and
-    the seat page a person plays from (`seats`: the relay to the referee's Play stream)."""
+    the seat page a person plays from (`seats`: the relay to the referee's Play stream), and an
+    arena's leaderboards and bots' pages (`arena`)."""
     templates = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -304,6 +308,7 @@ def create_app(
             organiser=organiser(request),
             tournament_page=tournament is not None,
             archive_page=archive is not None,
+            arena_page=arena is not None,
             **context,
         )
         return HTMLResponse(body, status_code=status_code)
@@ -459,11 +464,44 @@ def create_app(
         response.headers["Cache-Control"] = "no-store"
         return response
 
+    def arena_routes(view: ArenaView) -> list[BaseRoute]:
+        """The arena's leaderboards and bots' pages, and their JSON."""
+
+        async def leaderboard(request: Request) -> Response:
+            data = await run_in_threadpool(view.leaderboards)
+            return page(request, "arena/leaderboard.html", data=data)
+
+        async def leaderboard_api(request: Request) -> Response:
+            return JSONResponse(
+                await run_in_threadpool(view.leaderboards), headers={"Cache-Control": "no-store"}
+            )
+
+        async def bot_page(request: Request) -> Response:
+            bot = await run_in_threadpool(view.bot, str(request.path_params["name"])[:64])
+            if bot is None:
+                return page(request, "missing.html", status_code=404, match_id="")
+            return page(request, "arena/bot.html", bot=bot)
+
+        async def bot_api(request: Request) -> Response:
+            bot = await run_in_threadpool(view.bot, str(request.path_params["name"])[:64])
+            if bot is None:
+                return JSONResponse({"error": "no such bot"}, status_code=404)
+            return JSONResponse(bot, headers={"Cache-Control": "no-store"})
+
+        return [
+            Route("/arena", leaderboard),
+            Route("/api/arena/leaderboard", leaderboard_api),
+            Route("/arena/bots/{name}", bot_page),
+            Route("/api/arena/bots/{name}", bot_api),
+        ]
+
     routes: list[BaseRoute] = []
     if front is not None:
         routes += live_routes(front)
     if seats is not None:
         routes += [Route(SEAT_PAGE_PATH, seat_page, methods=["GET"]), *seats.routes()]
+    if arena is not None:
+        routes += arena_routes(arena)
     if archive is not None:
         archive.live = front is not None
         routes += archive_routes(archive)
@@ -512,10 +550,11 @@ async def start_web(
     tournament: TournamentSource | None = None,
     archive: Archive | None = None,
     seats: SeatRelay | None = None,
+    arena: ArenaView | None = None,
 ) -> RunningWeb:
     """Serve the web face on host:port (0: a free port) in this event loop; it runs until stopped
     (a seat relay given is closed with it)."""
-    app = create_app(front, tournament=tournament, archive=archive, seats=seats)
+    app = create_app(front, tournament=tournament, archive=archive, seats=seats, arena=arena)
     web = await serve_app(app, host, port)
     web.seats = seats
     return web
