@@ -470,11 +470,19 @@ def add_bot_arguments(parser: argparse.ArgumentParser) -> None:
     security.add_argument("--ca-file", help="PEM root certificates to verify the referee with")
     parser.add_argument("--name", help="the bot's name in replays and standings (default: its class's)")
     parser.add_argument("--retries", type=int, default=5, help="reconnections in a row before giving up")
+    arena = parser.add_argument_group("an arena (tichu arena serve): game after game until Ctrl-C")
+    arena.add_argument("--arena", metavar="HOST:PORT", help="wait in this arena's lobby instead of one seat")
+    arena.add_argument(
+        "--key-file", type=Path, help="the bot's key (tichu arena bot add NAME --key-file FILE)"
+    )
+    arena.add_argument("--games", type=int, default=2, help="games at once (a pair is two; default 2)")
 
 
 def run_bot(args: argparse.Namespace) -> int:
     """`tichu bot`: play one match; exit code 0 once it is over, 1 if it could not be played."""
     log_setup.configure()  # logs to stderr: stdout carries only the result line
+    if args.arena:
+        return _run_arena(args)
     if not args.token:
         print("tichu bot: a seat token is needed: --token or $TICHU_TOKEN", file=sys.stderr)
         return 2
@@ -500,6 +508,26 @@ def run_bot(args: argparse.Namespace) -> int:
     scores = " - ".join(str(s) for s in result.scores)
     print(f"match {result.match_id}: {outcome}, {scores}" + (f" ({result.reason})" if result.reason else ""))
     return 0
+
+
+def _run_arena(args: argparse.Namespace) -> int:
+    """`tichu bot MODULE:CLASS --arena HOST:PORT --key-file FILE`."""
+    from clients.arena import ArenaError, read_key, run_in_arena
+
+    # A bot that plays for hours logs what goes wrong, not every seat it takes.
+    log_setup.configure(level=os.environ.get("TICHU_LOG_LEVEL", "warning"))
+    if args.key_file is None:
+        print("tichu bot: --arena needs --key-file (the key tichu arena bot add gave)", file=sys.stderr)
+        return 2
+    try:
+        key = read_key(args.key_file)
+        bot_class = type(load_bot(args.bot))
+    except (ArenaError, ImportError, ValueError, OSError) as error:
+        print(f"tichu bot: {error}", file=sys.stderr)
+        return 2
+    return run_in_arena(
+        bot_class, args.arena, key, games=args.games, insecure=args.insecure, ca_file=args.ca_file
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

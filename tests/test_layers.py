@@ -37,9 +37,9 @@ MAX_CLASS_LINES = 500
 # Match's seats and streams apart from its decisions).
 OVERSIZED: dict[str, int] = {}
 WIRE = ("google.protobuf", "grpc", "grpc_tools", "referee.wire", "referee.server")
-# The clients that speak the wire themselves: the SDK's connector and the scripted test seat;
-# the tournament worker runs the connector.
-WIRE_CLIENTS = {"connect.py", "scripted.py"}
+# The clients that speak the wire themselves: the SDK's connector, the scripted test seat and
+# the arena's lobby client; the tournament worker runs the connector.
+WIRE_CLIENTS = {"connect.py", "scripted.py", "arena.py"}
 # datetime turns the wall time the caller passed in into a replay's timestamps; reading the
 # clock from it is refused below.
 MATCH_ALLOWED_STDLIB = {"datetime"}

@@ -47,9 +47,13 @@ def add_arena_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--no-sandbox", action="store_true", help="run hosted bots without the sandbox")
     bot = sub.add_parser("bot", help="register, re-key, disable and list bots")
     bots = bot.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
-    add = bots.add_parser("add", parents=[common], help="register a hosted bot and print its key once")
+    add = bots.add_parser(
+        "add",
+        parents=[common],
+        help="register a bot (hosted with --bot or --command, else remote) and print its key once",
+    )
     add.add_argument("name")
-    what = add.add_mutually_exclusive_group(required=True)
+    what = add.add_mutually_exclusive_group()
     what.add_argument("--bot", metavar="MODULE:CLASS", help="a Python Bot class the arena runs")
     # Not dest "command": `tichu`'s own parser keeps the subcommand's name there.
     what.add_argument(
@@ -117,6 +121,11 @@ def _command(args: argparse.Namespace, store: ArenaStore, out: TextIO) -> int:
         key = store.add_bot(args.name, bot=args.bot or "", command=command, workdir=str(Path.cwd()))
         _hand_out(key, args.key_file, out)
         print(f"registered {args.name}: it plays a validation pair, then joins the ladder", file=out)
+        if not args.bot and not command:
+            print(
+                "it joins from its own machine: tichu bot MODULE:CLASS --arena HOST:PORT --key-file FILE",
+                file=out,
+            )
     elif action == "rotate-key":
         _hand_out(store.rotate_key(args.name), args.key_file, out)
     elif action == "disable":

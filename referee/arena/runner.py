@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TextIO
 
 from referee.arena.config import ArenaConfig
+from referee.arena.lobby import SERVICE as LOBBY_SERVICE
+from referee.arena.lobby import Lobby
 from referee.arena.matchmaker import Candidate, Match, choose
 from referee.arena.ratings import fresh, rate_pair
 from referee.arena.store import ArenaStore, BotRow, BotState, GameRow, RatingRow
@@ -28,6 +30,7 @@ from referee.match import MatchResult
 from referee.match.digests import SALT_BYTES
 from referee.tournament.config import Entrant, SprtSettings, Team, TournamentConfig
 from referee.tournament.host import GameHost, GameOrder, GameOutcome, HostError
+from referee.wire.tichu.v1 import referee_pb2 as pb
 
 # The counts of a seat's line that the arena keeps per game, summed over a bot's two seats.
 KEPT_COUNTS = ("decisions", "timeouts", "rejections", "bombs_played", "points_won")
@@ -57,6 +60,7 @@ class Arena:
         self.playing: dict[int, tuple[str, str]] = {}  # pair id -> its bots
         self.tasks: set[asyncio.Task[None]] = set()
         self.forfeits: dict[str, int] = {}  # pairs in a row with a forfeit, per bot
+        self.lobby = Lobby(store, config.leaderboard)
         self._log = get_logger()
 
     # ---------------------------------------------------------------------------- lifecycle
@@ -74,6 +78,7 @@ class Arena:
             replay_dir=self.live_dir,
             log_dir=self.config.output_dir / "logs",
             capacity=2 * self.config.concurrency,
+            services=((LOBBY_SERVICE, self.lobby.register),),
         )
         try:
             address = await self.host.start()
@@ -87,6 +92,7 @@ class Arena:
         """Void the pairs in play (never half rated), then stop the bots and the referee."""
         for pair_id in list(self.playing):
             self.store.void_pair(pair_id, why)
+        await self.lobby.close()
         for task in list(self.tasks):
             task.cancel()
         for task in list(self.tasks):
@@ -135,8 +141,11 @@ class Arena:
         return matches
 
     def _ready(self, bot: BotRow, busy: set[str]) -> bool:
+        """Free, allowed to play, and here: a hosted bot's processes run its current version; a
+        remote bot is in the lobby."""
         playable = bot.state in (BotState.ACTIVE, BotState.VALIDATING)
-        return playable and bot.hosted and self.admitted.get(bot.name) == bot.version and bot.name not in busy
+        here = self.admitted.get(bot.name) == bot.version if bot.hosted else bot.name in self.lobby.present
+        return playable and here and bot.name not in busy
 
     def _candidate(self, bot: BotRow) -> Candidate:
         board = self.config.leaderboard(bot.kind)
@@ -178,7 +187,20 @@ class Arena:
         ]
         try:
             for order in orders:
-                await self.host.open(order)
+                for remote in await self.host.open(order):
+                    # A remote bot's seat goes to it through the lobby; one that has just left
+                    # never comes, and the game's start timeout voids the pair (nobody rated).
+                    token, _, rng_seed = (remote.line.split() + ["", ""])[:3]
+                    seated = pb.Seated(
+                        match_id=remote.match_id,
+                        seat=remote.seat,
+                        seat_token=token,
+                        address=remote.server,
+                        pair_id=pair_id,
+                        validation=match.validation,
+                        rng_seed=rng_seed,
+                    )
+                    self.lobby.seat(remote.entrant, seated)
             outcomes = await asyncio.gather(*(self.host.finish(o.match_id) for o in orders))
         except asyncio.CancelledError:
             self.playing.pop(pair_id, None)
@@ -226,9 +248,9 @@ class Arena:
         if match.validation:
             faults = verdict.faults.get(match.a, [])
             if faults:
-                self.store.set_state(match.a, BotState.REFUSED, "validation: " + "; ".join(faults))
+                self._set_state(match.a, BotState.REFUSED, "validation: " + "; ".join(faults))
             elif not failure:
-                self.store.set_state(match.a, BotState.ACTIVE)
+                self._set_state(match.a, BotState.ACTIVE, "")
         for name in (match.a, match.b):
             if match.validation and name == match.a:
                 continue
@@ -236,11 +258,16 @@ class Arena:
                 self.forfeits[name] = self.forfeits.get(name, 0) + 1
                 if self.forfeits[name] >= self.config.pause_after_forfeits:
                     why = "; ".join(verdict.faults.get(name, [])) or "forfeits"
-                    self.store.set_state(
+                    self._set_state(
                         name, BotState.PAUSED, f"{self.forfeits[name]} pairs in a row with a forfeit ({why})"
                     )
             else:
                 self.forfeits.pop(name, None)
+
+    def _set_state(self, name: str, state: BotState, reason: str) -> None:
+        """A bot's new state, written and told to it if it waits in the lobby."""
+        self.store.set_state(name, state, reason)
+        self.lobby.notice(name, state.value, reason)
 
     def _publish(self, orders: Sequence[GameOrder]) -> None:
         """Move the pair's replays to where finished games are kept (and shown)."""

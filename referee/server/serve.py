@@ -162,6 +162,9 @@ class ServerSettings:
     plaintext_loopback: bool = False
     unix_socket: Path | None = None
     max_connections: int | None = None
+    # More services on the same port, each registered by a function of the server before it
+    # starts, with its full name for reflection (the arena's lobby: referee.arena.lobby).
+    services: tuple[tuple[str, Callable[[grpc.aio.Server], None]], ...] = ()
 
 
 async def start_server(
@@ -208,10 +211,18 @@ async def start_server(
     service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
     server = grpc.aio.server(options=server_options(hello_timeout_s, settings.max_connections))
     service.attach(server)
+    for _, register in settings.services:
+        register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection_enabled:
-        reflection.enable_server_reflection((REFEREE_SERVICE, HEALTH_SERVICE, REFLECTION_SERVICE), server)
+        names = (
+            REFEREE_SERVICE,
+            *(name for name, _ in settings.services),
+            HEALTH_SERVICE,
+            REFLECTION_SERVICE,
+        )
+        reflection.enable_server_reflection(names, server)
     loopback = ""
     try:
         if tls_cert is not None and tls_key is not None:

@@ -22,10 +22,12 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+import grpc
 
 from referee.match.clock import ClockSettings
 from referee.match.messages import MatchResult
@@ -122,6 +124,7 @@ class GameHost:
         log_dir: Path | None = None,
         send_replays: bool = False,
         capacity: int = 1,
+        services: tuple[tuple[str, Callable[[grpc.aio.Server], None]], ...] = (),
     ) -> None:
         self.config = config
         self.name = name or socket.gethostname()
@@ -130,6 +133,7 @@ class GameHost:
         self.log_dir = config.output_dir / "logs" if log_dir is None else log_dir
         self.send_replays = send_replays
         self.capacity = capacity  # games in flight at once (the coordinator keeps to it)
+        self.services = services  # more gRPC services on the referee's port (an arena's lobby)
         self.running: RunningServer | None = None
         self.bots: dict[str, EntrantProcesses] = {}
         self._games: dict[str, tuple[GameOrder, Table, float]] = {}
@@ -175,6 +179,7 @@ class GameHost:
                 resume=False,
                 signing_key=self.config.signing_key,
                 unix_socket=None if sandbox is None else sandbox.socket,
+                services=self.services,
             )
             self.running = await start_server(settings)
         except (OSError, KeyFileError) as error:

@@ -463,3 +463,61 @@ class MatchInfo(_message.Message):
     round: int
     replay_path: str
     def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., replay_path: _Optional[str] = ...) -> None: ...
+
+class LobbyRequest(_message.Message):
+    __slots__ = ("games", "bot_version")
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    games: int
+    bot_version: str
+    def __init__(self, games: _Optional[int] = ..., bot_version: _Optional[str] = ...) -> None: ...
+
+class LobbyMessage(_message.Message):
+    __slots__ = ("welcome", "seated", "notice")
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    SEATED_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    welcome: LobbyWelcome
+    seated: Seated
+    notice: LobbyNotice
+    def __init__(self, welcome: _Optional[_Union[LobbyWelcome, _Mapping]] = ..., seated: _Optional[_Union[Seated, _Mapping]] = ..., notice: _Optional[_Union[LobbyNotice, _Mapping]] = ...) -> None: ...
+
+class LobbyWelcome(_message.Message):
+    __slots__ = ("bot", "leaderboard", "state", "reason", "games")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    LEADERBOARD_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    leaderboard: str
+    state: str
+    reason: str
+    games: int
+    def __init__(self, bot: _Optional[str] = ..., leaderboard: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., games: _Optional[int] = ...) -> None: ...
+
+class Seated(_message.Message):
+    __slots__ = ("match_id", "seat", "seat_token", "address", "pair_id", "validation", "rng_seed")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    PAIR_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    RNG_SEED_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat: int
+    seat_token: str
+    address: str
+    pair_id: int
+    validation: bool
+    rng_seed: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., address: _Optional[str] = ..., pair_id: _Optional[int] = ..., validation: _Optional[bool] = ..., rng_seed: _Optional[str] = ...) -> None: ...
+
+class LobbyNotice(_message.Message):
+    __slots__ = ("state", "reason")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    reason: str
+    def __init__(self, state: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...

@@ -235,3 +235,102 @@ class Referee:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class ArenaStub:
+    """---------------------------------------------------------------------------- the arena's lobby
+
+    The lobby of an arena (`tichu arena serve`): where a remote bot waits for its games. The bot
+    authenticates with its key in the call's metadata (`authorization: Bearer KEY`, the key that
+    `tichu arena bot add` printed; never in a message), says how many games it plays at once, and
+    receives a Seated message for every seat the matchmaker gives it; it plays each seat through
+    Referee.Play with the seat token, on the referee at `address`. Ending the call leaves the
+    arena: the games already seated are still the bot's to play. `tichu bot MODULE:CLASS --arena
+    HOST:PORT --key-file FILE` does all of this.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Lobby = channel.unary_stream(
+                '/tichu.v1.Arena/Lobby',
+                request_serializer=tichu_dot_v1_dot_referee__pb2.LobbyRequest.SerializeToString,
+                response_deserializer=tichu_dot_v1_dot_referee__pb2.LobbyMessage.FromString,
+                _registered_method=True)
+
+
+class ArenaServicer:
+    """---------------------------------------------------------------------------- the arena's lobby
+
+    The lobby of an arena (`tichu arena serve`): where a remote bot waits for its games. The bot
+    authenticates with its key in the call's metadata (`authorization: Bearer KEY`, the key that
+    `tichu arena bot add` printed; never in a message), says how many games it plays at once, and
+    receives a Seated message for every seat the matchmaker gives it; it plays each seat through
+    Referee.Play with the seat token, on the referee at `address`. Ending the call leaves the
+    arena: the games already seated are still the bot's to play. `tichu bot MODULE:CLASS --arena
+    HOST:PORT --key-file FILE` does all of this.
+    """
+
+    def Lobby(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_ArenaServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Lobby': grpc.unary_stream_rpc_method_handler(
+                    servicer.Lobby,
+                    request_deserializer=tichu_dot_v1_dot_referee__pb2.LobbyRequest.FromString,
+                    response_serializer=tichu_dot_v1_dot_referee__pb2.LobbyMessage.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'tichu.v1.Arena', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('tichu.v1.Arena', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Arena:
+    """---------------------------------------------------------------------------- the arena's lobby
+
+    The lobby of an arena (`tichu arena serve`): where a remote bot waits for its games. The bot
+    authenticates with its key in the call's metadata (`authorization: Bearer KEY`, the key that
+    `tichu arena bot add` printed; never in a message), says how many games it plays at once, and
+    receives a Seated message for every seat the matchmaker gives it; it plays each seat through
+    Referee.Play with the seat token, on the referee at `address`. Ending the call leaves the
+    arena: the games already seated are still the bot's to play. `tichu bot MODULE:CLASS --arena
+    HOST:PORT --key-file FILE` does all of this.
+    """
+
+    @staticmethod
+    def Lobby(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tichu.v1.Arena/Lobby',
+            tichu_dot_v1_dot_referee__pb2.LobbyRequest.SerializeToString,
+            tichu_dot_v1_dot_referee__pb2.LobbyMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

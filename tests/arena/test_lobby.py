@@ -1,0 +1,126 @@
+"""The lobby: keys (wrong, rotated, revoked), a hosted bot's key refused, bad requests; remote bots
+that wait, get seated, play, are validated and rated on their own leaderboard beside hosted ones,
+join again when the lobby goes, and leave finishing what they play."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from clients.arena import play_in_arena, referee_address
+from clients.heuristic_bot import HeuristicBot
+from clients.random_bot import RandomBot
+from referee.arena.runner import Arena
+from referee.arena.store import ArenaStore, BotState
+from referee.wire.tichu.v1 import referee_pb2 as pb
+from referee.wire.tichu.v1 import referee_pb2_grpc
+from tests.arena.test_arena import config_in, settle
+
+
+async def lobby_call(address: str, key: str, games: int = 2) -> AsyncIterator[pb.LobbyMessage]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        metadata = (("authorization", f"Bearer {key}"),) if key else ()
+        async for message in stub.Lobby(pb.LobbyRequest(games=games), metadata=metadata):
+            yield message
+
+
+async def first(address: str, key: str, games: int = 2) -> pb.LobbyMessage:
+    async for message in lobby_call(address, key, games):
+        return message
+    raise AssertionError("the lobby sent nothing")
+
+
+def test_the_lobby_checks_keys_and_requests(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    store = ArenaStore(config.store)
+    old = store.add_bot("remote1")
+    key = store.rotate_key("remote1")
+    hosted = store.add_bot("hosted1", bot="clients.random_bot:RandomBot")
+    refused = store.add_bot("refused1")
+    store.set_state("refused1", BotState.REFUSED, "validation: 3 timeouts")
+    arena = Arena(config, store, io.StringIO())
+
+    async def body() -> None:
+        address = await arena.start()
+        try:
+            welcome = await first(address, key)
+            assert welcome.welcome.bot == "remote1" and welcome.welcome.leaderboard == "remote"
+            assert welcome.welcome.state == "validating" and welcome.welcome.games == 2
+            for who, games, code, words in (
+                (old, 2, grpc.StatusCode.UNAUTHENTICATED, "not a key of this arena"),
+                ("", 2, grpc.StatusCode.UNAUTHENTICATED, "authorization: Bearer KEY"),
+                ("tka_" + "x" * 200, 2, grpc.StatusCode.UNAUTHENTICATED, "authorization"),
+                (hosted, 2, grpc.StatusCode.FAILED_PRECONDITION, "is hosted"),
+                (refused, 2, grpc.StatusCode.PERMISSION_DENIED, "3 timeouts"),
+                (key, 1, grpc.StatusCode.INVALID_ARGUMENT, "a pair is two games"),
+                (key, 65, grpc.StatusCode.INVALID_ARGUMENT, "2 to 64"),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as error:
+                    await first(address, who, games)
+                assert error.value.code() is code and words in (error.value.details() or ""), error.value
+            store.set_state("remote1", BotState.DISABLED, "by its owner")
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await first(address, key)
+            assert error.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        finally:
+            await arena.stop()
+
+    asyncio.run(body())
+    store.close()
+
+
+def test_remote_bots_wait_play_get_rated_and_leave(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    store = ArenaStore(config.store)
+    keys = {name: store.add_bot(name) for name in ("rem-a", "rem-b")}
+    out = io.StringIO()
+    arena = Arena(config, store, out)
+
+    async def body() -> tuple[int, int]:
+        address = await arena.start()
+        leave = asyncio.Event()
+        bots = [
+            asyncio.create_task(
+                play_in_arena(cls, address, keys[name], insecure=True, out=io.StringIO(), leave=leave)
+            )
+            for name, cls in (("rem-a", RandomBot), ("rem-b", HeuristicBot))
+        ]
+        try:
+            while arena.lobby.ready() != {"rem-a", "rem-b"}:
+                await asyncio.sleep(0.05)
+            # Validation against the house, then the remote leaderboard: each other only.
+            await settle(arena, 3)
+            assert {store.bot(n).state for n in keys} == {BotState.ACTIVE}, out.getvalue()
+            # The lobby goes away (as when an arena restarts): both join again by themselves.
+            await arena.lobby.close()
+            while arena.lobby.ready() != {"rem-a", "rem-b"}:
+                await asyncio.sleep(0.05)
+            await settle(arena, 2)
+        finally:
+            leave.set()
+            played = await asyncio.gather(*bots)
+            await arena.stop()
+        return played[0], played[1]
+
+    seats_a, seats_b = asyncio.run(body())
+    assert seats_a > 0 and seats_b > 0
+    remote = [r for r in store.ratings() if r.leaderboard == "remote"]
+    assert {r.bot for r in remote} == {"rem-a", "rem-b"}
+    ladder = [p for p in store.pairs(state="finished") if not p.validation and "rem-a" in (p.bot_a, p.bot_b)]
+    assert ladder and all({p.bot_a, p.bot_b} == {"rem-a", "rem-b"} for p in ladder)
+    validations = [p for p in store.pairs(state="finished") if p.validation]
+    assert {p.bot_a for p in validations} == {"rem-a", "rem-b"}
+    assert all(store.bot(p.bot_b).hosted for p in validations)  # a remote bot beside hosted ones
+    store.close()
+
+
+def test_a_seat_on_a_referee_that_listens_everywhere_is_reached_by_the_arena_s_host() -> None:
+    assert referee_address("0.0.0.0:5000", "arena.example:5000") == "arena.example:5000"
+    assert referee_address("[::]:5000", "10.0.0.2:5000") == "10.0.0.2:5000"
+    assert referee_address("ref.example:7000", "arena.example:5000") == "ref.example:7000"
