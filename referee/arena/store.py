@@ -309,8 +309,8 @@ class ArenaStore:
         self._db.execute("UPDATE bots SET state = ?, reason = ? WHERE name = ?", (state.value, reason, name))
 
     def update_hosted(self, name: str, *, bot: str = "", command: Sequence[str] = ()) -> bool:
-        """A house bot's class or command as its config now says; a change makes a new version,
-        validated again. Whether it changed."""
+        """A hosted bot's class or command as its config now says; a change makes a new version
+        (to validate again, unless the arena trusts it: a house bot). Whether it changed."""
         row = self.bot(name)
         if row.bot == bot and row.command == tuple(command):
             return False
