@@ -19,18 +19,21 @@ their game, and the coordinator tells them where).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from referee.server.service import Traffic
 from referee.tournament.config import TournamentConfig
@@ -45,6 +48,7 @@ from referee.tournament.host import (
     code_hash,
 )
 
+T = TypeVar("T")
 DEFAULT_GAMES_PER_HOST = 2  # one playing, one starting: enough to hide set-up, few enough to stop early
 LOCAL_NODE_MEMORY = 128 * 2**20  # object store per node of a local cluster (replays are ~100 KB)
 RAY_MISSING = "Ray is not installed here: `pip install 'tichu-referee[ray]'` (or `pip install ray`)"
@@ -62,6 +66,10 @@ _LOCAL_ENVIRONMENT = {"RAY_AUTH_MODE": "token", "RAY_ENABLE_WINDOWS_OR_OSX_CLUST
 # machine (a CI run saw it), and a local cluster has no better thing to do than wait. Set only
 # while the head starts: a process that joins later (and Ray's other waits) keep Ray's own.
 GCS_PORT_WAIT_S = "300"
+# Ray's wait for a node's raylet to register is fixed (30 s): a node that misses it is started
+# again, this many times in all.
+NODE_START_ATTEMPTS = 3
+NODE_START_TIMEOUT = "timed out during startup"
 GCS_PORT_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"  # Ray's own spelling
 
 
@@ -116,6 +124,37 @@ def _reload_ray_settings() -> None:
     AuthenticationTokenLoader.instance().reset_cache()
 
 
+def _retrying_start(start: Callable[[], T]) -> T:
+    """Start a node of a local cluster, again after Ray's fixed 30 s wait for its raylet to
+    register ran out (a loaded 2-core machine: CI runs saw it): the half-started node's processes,
+    this process's children since the attempt began, are ended first."""
+    for attempt in range(1, NODE_START_ATTEMPTS + 1):
+        before = _children()
+        try:
+            return start()
+        except Exception as error:
+            if NODE_START_TIMEOUT not in str(error) or attempt == NODE_START_ATTEMPTS:
+                raise
+            for pid in _children() - before:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
+
+
+def _children() -> set[int]:
+    """The ids of this process's children (Linux's /proc; elsewhere none are known)."""
+    me = str(os.getpid())
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            # The command's name is in parentheses and may hold spaces: the fields after it.
+            fields = stat.read_text().rpartition(")")[2].split()
+            if fields[1] == me:
+                found.add(int(stat.parent.name))
+    return found
+
+
 class LocalCluster:
     """A Ray cluster of N nodes on this machine: every socket on 127.0.0.1, token authentication
     on, each node given its share of the cores; the driver joins it with `ray.init(address)`."""
@@ -133,9 +172,11 @@ class LocalCluster:
                 "include_dashboard": False,
             }
             with _patient_head_start():
-                self._cluster = Cluster(initialize_head=True, head_node_args=dict(self.node_args))
+                self._cluster = _retrying_start(
+                    lambda: Cluster(initialize_head=True, head_node_args=dict(self.node_args))
+                )
             for _ in range(nodes - 1):
-                self._cluster.add_node(**self.node_args)
+                _retrying_start(lambda: self._cluster.add_node(**self.node_args))
             self._cluster.wait_for_nodes()
         except BaseException:
             self._environment.__exit__(*sys.exc_info())
@@ -144,7 +185,7 @@ class LocalCluster:
 
     def add_node(self) -> Any:
         """One more node, like the others; its Ray node handle."""
-        node = self._cluster.add_node(**self.node_args)
+        node = _retrying_start(lambda: self._cluster.add_node(**self.node_args))
         self._cluster.wait_for_nodes()
         return node
 
