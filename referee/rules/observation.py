@@ -311,6 +311,14 @@ _config_json = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
 def observation_json(state: State, seat: int, decisions: list[str] | None = None) -> str:
     """json.dumps(observe(state, seat).to_json()), compact, made straight from the state.
 
+    observation_data's object, encoded; its docstring says why it skips observe().
+    """
+    return json.dumps(observation_data(state, seat, decisions), separators=(",", ":"))
+
+
+def observation_data(state: State, seat: int, decisions: list[str] | None = None) -> dict[str, Any]:
+    """observe(state, seat).to_json(), made straight from the state.
+
     The referee sends one with every request (about 80 a hand): this skips the Observation's
     tuples of cards, and the strings of its listings when the caller has them (`decisions`,
     legal_decisions' canonical strings: the texts the wire forms carry). tests/test_wire.py
@@ -328,7 +336,7 @@ def observation_json(state: State, seat: int, decisions: list[str] | None = None
             actions_json = decisions + [str(a) for a in listed[len(decisions) :]]
     given = state.exchange[seat]
     top_seat, turn, gift = state.top_seat, state.turn, state.gift
-    data = {
+    return {
         "seat": seat,
         "team": team_of(seat),
         "config": _config_json(state.config),
@@ -367,7 +375,6 @@ def observation_json(state: State, seat: int, decisions: list[str] | None = None
         "can_call_tichu": can_call_tichu(state, seat),
         "winner": state.winner if state.phase is Phase.GAME_OVER else None,
     }
-    return json.dumps(data, separators=(",", ":"))
 
 
 # ----------------------------------------------------------------------------- the fold of events
