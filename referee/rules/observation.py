@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, overload
 
 from referee.rules.actions import CALL_TICHU, Action, CallTichu, DeclineTichu, GrandTichu, parse_action
 from referee.rules.cards import (
@@ -478,6 +478,51 @@ def advance(obs: Observation, event: Event) -> Observation:
     return _evolve(obs, {**_IDLE, **changes})
 
 
+class _WithCall(Sequence[Action]):
+    """A listing and then a spontaneous Tichu call, without reading the listing before it is read."""
+
+    __slots__ = ("_listed",)
+
+    def __init__(self, listed: Sequence[Action]) -> None:
+        self._listed = listed
+
+    def __len__(self) -> int:
+        return len(self._listed) + 1
+
+    @overload
+    def __getitem__(self, index: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Action]: ...
+
+    def __getitem__(self, index: int | slice) -> Action | Sequence[Action]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(index)
+        return CALL_TICHU if index == size - 1 else self._listed[index]
+
+    def __iter__(self) -> Iterator[Action]:
+        yield from self._listed
+        yield CALL_TICHU
+
+    def __contains__(self, action: object) -> bool:
+        return action == CALL_TICHU or action in self._listed
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"({self._listed!r}, {CALL_TICHU!r})"
+
+
 def for_request(
     obs: Observation, kind: DecisionKind, legal: Sequence[Action], can_call_tichu: bool
 ) -> Observation:
@@ -490,7 +535,8 @@ def for_request(
     phase = _REQUEST_PHASES.get(kind, obs.phase)
     with_call: Sequence[Action] = legal
     if can_call_tichu and phase in (Phase.PLAY, Phase.EXCHANGE):
-        with_call = (*legal, CALL_TICHU)
+        # A listing that makes its actions on access is left unread (an exchange's 2,184).
+        with_call = (*legal, CALL_TICHU) if isinstance(legal, tuple) else _WithCall(legal)
     window = kind is DecisionKind.BOMB_WINDOW
     changes = {
         "phase": phase,
