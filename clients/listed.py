@@ -10,7 +10,7 @@ rather than parse the whole list.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Generic, Protocol, TypeVar, overload
+from typing import Generic, Protocol, TypeVar, cast, overload
 
 from referee.rules import Action
 
@@ -28,16 +28,18 @@ W = TypeVar("W", bound=Wired)
 
 
 class ListedActions(Sequence[Action], Generic[W]):
-    """The actions `wired` lists, parsed by `parse` on first read and kept (the same object on
-    every read); equal to any sequence of the same actions, as the tuple it replaces was."""
+    """The actions `wired` lists, each parsed by `parse` on its first read by index, or all at
+    once on the first iteration, and kept (the same object on every read); equal to any sequence
+    of the same actions, as the tuple it replaces was."""
 
-    __slots__ = ("_found", "_parse", "_parsed", "_wired")
+    __slots__ = ("_all", "_found", "_parse", "_parsed", "_wired")
 
     def __init__(self, wired: Sequence[W], parse: Callable[[W], Action]) -> None:
         self._wired = wired
         self._parse = parse
         self._parsed: list[Action | None] = [None] * len(wired)
-        self._found: dict[object, int] = {}  # each action parsed so far: its first place
+        self._all = False  # every action parsed (a bot that read the whole list)
+        self._found: dict[object, int] = {}  # each action read by index: its first place
 
     def __len__(self) -> int:
         return len(self._parsed)
@@ -63,8 +65,13 @@ class ListedActions(Sequence[Action], Generic[W]):
         return action
 
     def __iter__(self) -> Iterator[Action]:
-        for i in range(len(self._parsed)):
-            yield self[i]
+        if not self._all:
+            # In one pass, as the tuple was made: a bot that reads one action reads it by index,
+            # one that iterates mostly reads them all.
+            parse, parsed = self._parse, self._parsed
+            self._parsed = [parse(w) if a is None else a for w, a in zip(self._wired, parsed, strict=True)]
+            self._all = True
+        return iter(cast("list[Action]", self._parsed))  # no None left in it
 
     def __contains__(self, action: object) -> bool:
         return self.find(action) is not None
@@ -75,8 +82,10 @@ class ListedActions(Sequence[Action], Generic[W]):
         Only the action whose text is str(action) is parsed (and checked equal): equal actions
         have the same canonical string, and the referee sends each action's as its text.
         """
+        if self._all:
+            return next((a for a in self._parsed if a == action), None)
         try:
-            place = self._found.get(action)
+            place = self._found.get(action)  # the bot's answer is mostly the action it read
             text = str(action) if place is None else ""
         except Exception:
             # An answer that cannot be hashed or shown (a Play of a list...): compared with

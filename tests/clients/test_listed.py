@@ -62,6 +62,8 @@ def test_reading_one_action_parses_that_one_and_keeps_it() -> None:
     assert listed[3] == truth[3] and listed[-1] == truth[-1] and parse.calls == 2
     assert listed[3] is listed[3] and parse.calls == 2
     assert list(listed[2:5]) == list(truth[2:5])
+    kept = listed[3]
+    assert list(listed) == list(truth) and parse.calls == len(truth) and list(listed)[3] is kept
 
 
 def test_it_is_the_sequence_the_tuple_was() -> None:
@@ -94,8 +96,8 @@ def test_without_texts_find_parses_them_all() -> None:
         msg.text = ""
     parse = Counting()
     listed = ListedActions(bare, parse)
-    assert listed.find(truth[4]) == truth[4] and parse.calls == 5  # read in order up to it
-    assert listed.find(Play.of("8s")) is None and parse.calls == len(truth)
+    assert listed.find(truth[4]) == truth[4] and parse.calls == len(truth)
+    assert listed.find(Play.of("8s")) is None and parse.calls == len(truth)  # parsed once each
 
 
 def test_the_call_after_a_listing_leaves_it_unread() -> None:
