@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 
+from clients.listed import ListedActions
 from referee.bot_commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
 from referee.rules import (
     Action,
@@ -261,6 +262,8 @@ def decision_kind(obs: Observation) -> DecisionKind | None:
 
 def _listed(action: Action, legal: Sequence[Action]) -> Action | None:
     """The listed action equal to `action` (the engine's own object), or None."""
+    if isinstance(legal, ListedActions):
+        return legal.find(action)  # parses the one action, not the list
     return next((a for a in legal if a == action), None)
 
 

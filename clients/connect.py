@@ -31,6 +31,7 @@ import grpc
 import structlog
 
 from clients.bot import Bot, DecisionKind, Harness, Rejection
+from clients.listed import ListedActions
 from clients.loading import load_bot
 from referee import log as log_setup
 from referee.cli import attach_token_values
@@ -357,7 +358,8 @@ class _Session:
         if kind is DecisionKind.EXCHANGE:
             assert self.obs is not None
             return ExchangeChoices(mask_of(self.obs.hand), tuple(request.exchange_to), ())
-        return tuple(action_from_proto(a) for a in request.legal_actions)
+        # Parsed as the bot reads them: most bots read one or a few of hundreds.
+        return ListedActions(request.legal_actions, action_from_proto)
 
     async def _rejection(self, msg: pb.Rejection) -> None:
         # A reason that a newer referee added is passed on as its number.

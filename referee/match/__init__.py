@@ -1,5 +1,6 @@
-"""The pure match core: a match as a state machine over the rules (standard library and
-referee.rules only; no asyncio, grpc, protobuf, files or clocks: time is an argument)."""
+"""The pure match core: a match as a state machine over the rules (standard library,
+referee.rules and orjson's pure encoding only; no asyncio, grpc, protobuf, files or clocks: time
+is an argument)."""
 
 from referee.match.clock import ClockSettings
 from referee.match.core import Match

@@ -18,7 +18,6 @@ it arrived: two racing messages are resolved here, the same way every time.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from referee.match.clock import Agenda, ms
+from referee.match.jsonbytes import ascii_json
 from referee.match.links import Links, SeatPhase, SeatState
 from referee.match.messages import (
     Cancelled,
@@ -468,7 +468,7 @@ class Match:
     def _log_event(self, event: Event, version: int, data: dict[str, Any]) -> LogEntry:
         """Add an event to the spectators' logs: the public one is told no hidden answer either,
         so its version is the lowest any seat is told."""
-        entry = LogEntry(version, data["type"], json.dumps(data, separators=(",", ":")))
+        entry = LogEntry(version, data["type"], ascii_json(data))
         self.full_log.append(entry)
         if event.private_to is None:
             self.public_log.append(replace(entry, state_version=min(version, *self._changes.seats)))

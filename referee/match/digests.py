@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from referee.match.jsonbytes import compact_json
 
 # Keys a line's hash does not cover: the hash itself, and the signature of the head.
 UNHASHED = frozenset({"h", "signature"})
@@ -22,7 +23,8 @@ DIGEST = re.compile(r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
 
 def canonical_json(value: Any) -> bytes:
     """The one byte form that is hashed: JSON with sorted keys, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    # json.dumps's bytes (sort_keys, ensure_ascii=False), which every chain so far hashed.
+    return compact_json(value, sort_keys=True)
 
 
 def line_hash(previous: str | None, line: Mapping[str, Any]) -> str:

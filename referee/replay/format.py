@@ -14,6 +14,7 @@ from pathlib import Path
 
 from referee.match.digests import line_hash
 from referee.match.fields import RecordError
+from referee.match.jsonbytes import compact_json
 from referee.match.records import (
     FORMAT,
     Header,
@@ -93,7 +94,7 @@ def _json(raw: bytes, where: str, number: int) -> object:
 def canonical_line(data: object) -> bytes:
     """The one byte form of a line that the referee writes: compact JSON in the object's own key
     order, UTF-8 (not escaped), and a newline."""
-    return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    return compact_json(data) + b"\n"
 
 
 def _check_canonical(raw: bytes, data: object, where: str, number: int) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import structlog
 
+from referee.match.jsonbytes import compact_json
 from referee.match.records import EventRecord, Header, Line
 
 # The key under which a line already made (an event's, from the JSON the wire carries) reaches
@@ -20,7 +21,7 @@ _TEXT = "_line"
 
 
 def _dumps(record: Any, **_: Any) -> str:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str)
+    return compact_json(record, default=str).decode("utf-8")
 
 
 def _render(_logger: Any, _method: str, line: MutableMapping[str, Any]) -> str:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, overload
 
 from referee.rules.actions import CALL_TICHU, Action, CallTichu, DeclineTichu, GrandTichu, parse_action
 from referee.rules.cards import (
@@ -311,6 +311,14 @@ _config_json = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
 def observation_json(state: State, seat: int, decisions: list[str] | None = None) -> str:
     """json.dumps(observe(state, seat).to_json()), compact, made straight from the state.
 
+    observation_data's object, encoded; its docstring says why it skips observe().
+    """
+    return json.dumps(observation_data(state, seat, decisions), separators=(",", ":"))
+
+
+def observation_data(state: State, seat: int, decisions: list[str] | None = None) -> dict[str, Any]:
+    """observe(state, seat).to_json(), made straight from the state.
+
     The referee sends one with every request (about 80 a hand): this skips the Observation's
     tuples of cards, and the strings of its listings when the caller has them (`decisions`,
     legal_decisions' canonical strings: the texts the wire forms carry). tests/test_wire.py
@@ -328,7 +336,7 @@ def observation_json(state: State, seat: int, decisions: list[str] | None = None
             actions_json = decisions + [str(a) for a in listed[len(decisions) :]]
     given = state.exchange[seat]
     top_seat, turn, gift = state.top_seat, state.turn, state.gift
-    data = {
+    return {
         "seat": seat,
         "team": team_of(seat),
         "config": _config_json(state.config),
@@ -367,7 +375,6 @@ def observation_json(state: State, seat: int, decisions: list[str] | None = None
         "can_call_tichu": can_call_tichu(state, seat),
         "winner": state.winner if state.phase is Phase.GAME_OVER else None,
     }
-    return json.dumps(data, separators=(",", ":"))
 
 
 # ----------------------------------------------------------------------------- the fold of events
@@ -471,6 +478,51 @@ def advance(obs: Observation, event: Event) -> Observation:
     return _evolve(obs, {**_IDLE, **changes})
 
 
+class _WithCall(Sequence[Action]):
+    """A listing and then a spontaneous Tichu call, without reading the listing before it is read."""
+
+    __slots__ = ("_listed",)
+
+    def __init__(self, listed: Sequence[Action]) -> None:
+        self._listed = listed
+
+    def __len__(self) -> int:
+        return len(self._listed) + 1
+
+    @overload
+    def __getitem__(self, index: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Action]: ...
+
+    def __getitem__(self, index: int | slice) -> Action | Sequence[Action]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(index)
+        return CALL_TICHU if index == size - 1 else self._listed[index]
+
+    def __iter__(self) -> Iterator[Action]:
+        yield from self._listed
+        yield CALL_TICHU
+
+    def __contains__(self, action: object) -> bool:
+        return action == CALL_TICHU or action in self._listed
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"({self._listed!r}, {CALL_TICHU!r})"
+
+
 def for_request(
     obs: Observation, kind: DecisionKind, legal: Sequence[Action], can_call_tichu: bool
 ) -> Observation:
@@ -483,7 +535,8 @@ def for_request(
     phase = _REQUEST_PHASES.get(kind, obs.phase)
     with_call: Sequence[Action] = legal
     if can_call_tichu and phase in (Phase.PLAY, Phase.EXCHANGE):
-        with_call = (*legal, CALL_TICHU)
+        # A listing that makes its actions on access is left unread (an exchange's 2,184).
+        with_call = (*legal, CALL_TICHU) if isinstance(legal, tuple) else _WithCall(legal)
     window = kind is DecisionKind.BOMB_WINDOW
     changes = {
         "phase": phase,

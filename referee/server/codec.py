@@ -10,6 +10,7 @@ from typing import Any
 
 from referee.match.clock import ClockSettings
 from referee.match.fields import RecordError
+from referee.match.jsonbytes import ascii_json
 from referee.match.messages import (
     BadAction,
     Cancelled,
@@ -61,7 +62,7 @@ from referee.rules.actions import make_exchange
 from referee.rules.cards import CARD_NAMES, mask_of, parse_rank, rank_name
 from referee.rules.config import PRESETS
 from referee.rules.events import event_from_json
-from referee.rules.observation import observation_json
+from referee.rules.observation import observation_data
 from referee.server.input_limits import action_problem
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -273,7 +274,8 @@ def request_to_proto(
         msg.legal_actions.extend(wired)
         decisions_json = [action.text for action in wired]  # each is str() of its action
     if observation:
-        msg.observation_json = observation_json(state, seat, decisions_json)
+        # Every value is the engine's (its floats are halved ranks, finite): no NaN to look for.
+        msg.observation_json = ascii_json(observation_data(state, seat, decisions_json), finite=True)
     return msg
 
 
@@ -372,7 +374,7 @@ def message_to_proto(
     elif isinstance(message, Snapshot):
         snapshot = wire.snapshot
         snapshot.state_version = message.state_version
-        snapshot.observation_json = json.dumps(message.observation.to_json(), separators=_COMPACT)
+        snapshot.observation_json = ascii_json(message.observation.to_json())
         for request in message.pending:
             request_to_proto(request, snapshot.pending.add(), observation)
     elif isinstance(message, Welcome):
