@@ -24,8 +24,9 @@ from typing import Any, TextIO
 
 from referee import log
 from referee.arena.config import ArenaConfig, load_arena_config, with_overrides
-from referee.arena.ratings import PROVISIONAL_SIGMA, provisional, rerate
+from referee.arena.ratings import PROVISIONAL_SIGMA, rerate
 from referee.arena.store import ArenaStore, ArenaStoreError, BotState
+from referee.arena.view import rating_json
 from referee.tournament.config import BOT_SPEC, ConfigError
 
 DEFAULT_STORE = Path("arena.sqlite")
@@ -160,28 +161,8 @@ def _hand_out(key: str, key_file: Path | None, out: TextIO) -> None:
 
 def leaderboard_rows(store: ArenaStore) -> list[dict[str, Any]]:
     """The leaderboard as JSON rows, best conservative score first on each board."""
-    states = {bot.name: bot for bot in store.bots()}
-    rows = []
-    for rating in store.ratings():
-        bot = states.get(rating.bot)
-        rows.append(
-            {
-                "bot": rating.bot,
-                "leaderboard": rating.leaderboard,
-                "mu": round(rating.mu, 3),
-                "sigma": round(rating.sigma, 3),
-                "score": round(rating.score, 3),
-                "games": rating.pairs,
-                "wins": rating.wins,
-                "draws": rating.draws,
-                "losses": rating.losses,
-                "average_margin": round(rating.margin / rating.pairs, 1) if rating.pairs else 0.0,
-                "last_played": rating.last_played,
-                "provisional": provisional(rating),
-                "state": bot.state.value if bot is not None else "",
-            }
-        )
-    return rows
+    bots = {bot.name: bot for bot in store.bots()}
+    return [rating_json(rating, bots.get(rating.bot)) for rating in store.ratings()]
 
 
 def _table(rows: list[dict[str, Any]]) -> str:

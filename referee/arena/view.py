@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.arena.ratings import PROVISIONAL_SIGMA, provisional
-from referee.arena.store import ArenaStore, ArenaStoreError, BotRow, PairRow
+from referee.arena.store import ArenaStore, ArenaStoreError, BotRow, PairRow, RatingRow
 
 RECENT_PAIRS = 30
 REPLAYS = "arena"  # the archive's collection of the arena's replays: /replays/arena/<match id>
@@ -35,25 +35,8 @@ class ArenaView:
         bots = {bot.name: bot for bot in self.store.bots()}
         boards: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for rating in self.store.ratings():
-            bot = bots.get(rating.bot)
-            boards[rating.leaderboard].append(
-                {
-                    "rank": len(boards[rating.leaderboard]) + 1,
-                    "bot": rating.bot,
-                    "mu": round(rating.mu, 2),
-                    "sigma": round(rating.sigma, 2),
-                    "score": round(rating.score, 2),
-                    "games": rating.pairs,
-                    "wins": rating.wins,
-                    "draws": rating.draws,
-                    "losses": rating.losses,
-                    "average_margin": round(rating.margin / rating.pairs, 1) if rating.pairs else 0.0,
-                    "last_played": rating.last_played,
-                    "provisional": provisional(rating),
-                    "state": bot.state.value if bot is not None else "",
-                    "house": bot.house if bot is not None else False,
-                }
-            )
+            row = rating_json(rating, bots.get(rating.bot))
+            boards[rating.leaderboard].append({"rank": len(boards[rating.leaderboard]) + 1, **row})
         rated = {row["bot"] for rows in boards.values() for row in rows}
         waiting = [_bot_json(bot) for bot in bots.values() if bot.name not in rated]
         return {
@@ -145,6 +128,26 @@ class ArenaView:
         }
 
 
+def rating_json(rating: RatingRow, bot: BotRow | None) -> dict[str, Any]:
+    """A leaderboard's row: the rating, the bot's record and state (the JSON and the pages')."""
+    return {
+        "bot": rating.bot,
+        "leaderboard": rating.leaderboard,
+        "mu": round(rating.mu, 3),
+        "sigma": round(rating.sigma, 3),
+        "score": round(rating.score, 3),
+        "games": rating.pairs,
+        "wins": rating.wins,
+        "draws": rating.draws,
+        "losses": rating.losses,
+        "average_margin": round(rating.margin / rating.pairs, 1) if rating.pairs else 0.0,
+        "last_played": rating.last_played,
+        "provisional": provisional(rating),
+        "state": bot.state.value if bot is not None else "",
+        "house": bot.house if bot is not None else False,
+    }
+
+
 def _side(pair: PairRow, name: str) -> tuple[str, int]:
     """The opponent of `name` in a pair, and `name`'s margin."""
     if pair.bot_a == name:
@@ -165,4 +168,4 @@ def _bot_json(bot: BotRow) -> dict[str, Any]:
     }
 
 
-__all__ = ["REPLAYS", "ArenaView"]
+__all__ = ["REPLAYS", "ArenaView", "rating_json"]
