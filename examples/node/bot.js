@@ -5,11 +5,16 @@
 // proto/tichu/v1/schema/ describes.
 //
 //   node bot.js [SERVER [TOKEN]] [--insecure] [--ca-file FILE] [--name NAME]
+//   node bot.js --arena HOST:PORT --key-file FILE [--insecure] [--ca-file FILE]
 //
 // SERVER defaults to $TICHU_SERVER or localhost:50051, TOKEN to $TICHU_TOKEN (which keeps it
 // out of process listings). The connection uses TLS unless --insecure (or TICHU_INSECURE=1).
 // The result is one line on standard output; the exit code is 0 once the match is over, 1 when
 // it could not be played, 2 for bad arguments.
+//
+// With --arena, the bot waits in an arena's lobby (service Arena, rpc Lobby) with the key from
+// the key file in the call's metadata, and plays every seat the arena gives it, game after game:
+// the first Ctrl-C leaves the lobby and finishes the games in progress, the second exits.
 "use strict";
 
 const fs = require("node:fs");
@@ -31,11 +36,17 @@ function parseArgs(argv) {
     else if (arg === "--name") options.name = argv[++i];
     else if (arg === "--token") positional[1] = argv[++i];
     else if (arg === "--server") positional[0] = argv[++i];
+    else if (arg === "--arena") options.arena = argv[++i];
+    else if (arg === "--key-file") options.keyFile = argv[++i];
     else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
     else positional.push(arg);
   }
   options.server = positional[0] || process.env.TICHU_SERVER || "localhost:50051";
   options.token = positional[1] || process.env.TICHU_TOKEN || "";
+  if (options.arena) {
+    if (!options.keyFile) throw new Error("--arena needs --key-file (the key tichu arena bot add gave)");
+    return options;
+  }
   if (!options.token) throw new Error("no seat token: give it as the second argument or in $TICHU_TOKEN");
   return options;
 }
@@ -49,7 +60,7 @@ function loadReferee() {
     defaults: true,
     oneofs: true, // message.kind names the oneof field that is set
   });
-  return grpc.loadPackageDefinition(definition).tichu.v1.Referee;
+  return grpc.loadPackageDefinition(definition).tichu.v1;
 }
 
 // ------------------------------------------------------------------ the decision, from the request
@@ -152,6 +163,83 @@ function playStream(client, options, log, joined) {
   });
 }
 
+// ------------------------------------------------------------------ one seat, reconnecting
+
+// Play one seat to its result, reopening a dropped stream; the result, or null.
+async function playSeat(client, options, log) {
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    if (attempt > 0) await new Promise((done) => setTimeout(done, 500 * 2 ** (attempt - 1)));
+    const result = await playStream(client, options, log, () => (attempt = 0));
+    if (result) return result;
+    log(`the stream dropped; reconnecting (${attempt + 1} of ${RETRIES})`);
+  }
+  return null;
+}
+
+// ------------------------------------------------------------------ an arena's lobby
+
+// Wait in the arena's lobby and play every seat it gives, until Ctrl-C; the exit code.
+async function playInArena(tichu, credentials, options, log) {
+  const key = fs.readFileSync(options.keyFile, "utf8").trim();
+  const lobby = new tichu.Arena(options.arena, credentials);
+  const referees = new Map(); // address -> Referee client
+  const games = new Set();
+  let leaving = false;
+  let call = null;
+  process.on("SIGINT", () => {
+    if (leaving) process.exit(130);
+    leaving = true;
+    log("leaving the lobby; finishing the games in progress (Ctrl-C again: at once)");
+    if (call) call.cancel();
+  });
+  const seat = (seated) => {
+    // A referee that listens on every address is reached by the arena's host name.
+    let address = seated.address;
+    const [host, port] = [address.slice(0, address.lastIndexOf(":")), address.slice(address.lastIndexOf(":") + 1)];
+    if (["0.0.0.0", "::", "[::]", ""].includes(host)) address = `${options.arena.slice(0, options.arena.lastIndexOf(":"))}:${port}`;
+    if (!referees.has(address)) referees.set(address, new tichu.Referee(address, credentials));
+    const game = playSeat(referees.get(address), { ...options, token: seated.seat_token }, log)
+      .then((result) => {
+        if (result) process.stdout.write(`match ${result.match_id}: ${result.scores.join(" - ")} (${result.reason})\n`);
+      })
+      .catch((error) => log(`seat of ${seated.match_id}: ${error.details || error.message}`))
+      .finally(() => games.delete(game));
+    games.add(game);
+  };
+  let failures = 0;
+  let code = 0;
+  while (!leaving && failures <= RETRIES) {
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${key}`);
+    const ended = await new Promise((resolve) => {
+      call = lobby.Lobby({ games: 2, bot_version: "1.0.0" }, metadata);
+      call.on("data", (message) => {
+        failures = 0;
+        if (message.kind === "welcome") {
+          options.name = message.welcome.bot;
+          log(`in the lobby as ${message.welcome.bot} (${message.welcome.leaderboard}, ${message.welcome.state})`);
+        } else if (message.kind === "seated") seat(message.seated);
+        else if (message.kind === "notice") log(`the arena says: ${message.notice.state} ${message.notice.reason}`);
+      });
+      call.on("error", (error) => resolve(error));
+      call.on("end", () => resolve(null));
+    });
+    if (leaving) break;
+    const refused = ended && [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.FAILED_PRECONDITION, grpc.status.INVALID_ARGUMENT].includes(ended.code);
+    if (refused) {
+      log(`the arena refused the bot: ${ended.details}`);
+      code = 1;
+      break;
+    }
+    failures += 1;
+    await new Promise((done) => setTimeout(done, Math.min(500 * 2 ** (failures - 1), 15000)));
+  }
+  await Promise.all([...games]);
+  lobby.close();
+  for (const client of referees.values()) client.close();
+  return code;
+}
+
 async function main() {
   let options;
   try {
@@ -161,21 +249,18 @@ async function main() {
     return 2;
   }
   const log = (line) => process.stderr.write(`[${options.name}] ${line}\n`);
-  const Referee = loadReferee();
+  const tichu = loadReferee();
   const credentials = options.insecure
     ? grpc.credentials.createInsecure()
     : grpc.credentials.createSsl(options.caFile ? fs.readFileSync(options.caFile) : null);
-  const client = new Referee(options.server, credentials);
+  if (options.arena) return playInArena(tichu, credentials, options, log);
+  const client = new tichu.Referee(options.server, credentials);
   try {
-    for (let attempt = 0; attempt <= RETRIES; attempt++) {
-      if (attempt > 0) await new Promise((done) => setTimeout(done, 500 * 2 ** (attempt - 1)));
-      const result = await playStream(client, options, log, () => (attempt = 0));
-      if (result) {
-        const [a, b] = result.scores;
-        process.stdout.write(`match ${result.match_id}: ${a} - ${b} (${result.reason})\n`);
-        return 0;
-      }
-      log(`the stream dropped; reconnecting (${attempt + 1} of ${RETRIES})`);
+    const result = await playSeat(client, options, log);
+    if (result) {
+      const [a, b] = result.scores;
+      process.stdout.write(`match ${result.match_id}: ${a} - ${b} (${result.reason})\n`);
+      return 0;
     }
     log("could not reach the referee");
     return 1;

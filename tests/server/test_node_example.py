@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -125,3 +127,53 @@ def test_the_node_example_passes_every_check_of_tichu_check_bot(monkeypatch: pyt
     report = run_kit(command, "examples/node", Settings(parallel=4))
     assert report.passed, report.render()
     assert report.exit_code == 0 and len(report.outcomes) == len(all_checks())
+
+
+def test_the_node_example_waits_in_an_arena_s_lobby_plays_its_seats_and_leaves(tmp_path: Path) -> None:
+    """`node bot.js --arena HOST:PORT --key-file FILE`: validated against a house bot through the
+    lobby, then Ctrl-C leaves, finishing what it plays."""
+    assert NODE is not None and NPM is not None, "CI must have Node: .ci/run installs Debian's nodejs and npm"
+    from referee.arena.runner import Arena
+    from referee.arena.store import ArenaStore, BotState
+    from tests.arena.test_arena import config_in, settle
+
+    folder = installed_example()
+    config = config_in(tmp_path)
+    store = ArenaStore(config.store)
+    key_file = tmp_path / "node.key"
+    key_file.write_text(store.add_bot("node-bot") + "\n", encoding="utf-8")
+    arena = Arena(config, store, io.StringIO())
+
+    async def scenario() -> tuple[int, bytes, bytes]:
+        address = await arena.start()
+        env = {**os.environ, "TICHU_PROTO_DIR": str(ROOT / "proto")}
+        process = await asyncio.create_subprocess_exec(
+            str(NODE),
+            str(folder / "bot.js"),
+            "--arena",
+            address,
+            "--key-file",
+            str(key_file),
+            "--insecure",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            while "node-bot" not in arena.lobby.ready():
+                assert process.returncode is None
+                await asyncio.sleep(0.05)
+            await settle(arena, 1)  # its validation pair, against a house bot
+            process.send_signal(signal.SIGINT)
+            out, err = await asyncio.wait_for(process.communicate(), 60)
+        finally:
+            await arena.stop()
+        assert process.returncode is not None
+        return process.returncode, out, err
+
+    code, out, err = run(scenario(), 240)
+    assert code == 0, err.decode()
+    assert b"in the lobby as node-bot" in err and b"rejected" not in err, err.decode()
+    assert out.decode().count("match ") == 4, out.decode()  # its four seats of the pair
+    assert store.bot("node-bot").state is BotState.ACTIVE, store.bot("node-bot").reason
+    store.close()
