@@ -233,7 +233,7 @@ async def _start_web(arena: Any, config: ArenaConfig) -> Any:
     replays.mkdir(parents=True, exist_ok=True)
     collection = archive.add_collection(REPLAYS, folder=replays)
     assert collection.cid == REPLAYS
-    view = ArenaView(config.store, replays, config.name)
+    view = ArenaView(config.store, replays, config.name, log_dir=config.output_dir / "logs")
     host, port = parse_address(config.http)
     return await start_web(arena.host.running.service.referee, host, port, archive=archive, arena=view)
 

@@ -295,12 +295,12 @@ class ArenaStore:
         )
         return key
 
-    def authenticate(self, key: str) -> BotRow | None:
-        """The bot whose key this is, if any is and it is not disabled."""
+    def authenticate(self, key: str, *, include_disabled: bool = False) -> BotRow | None:
+        """The bot whose key this is, if any is and it is not disabled (unless asked)."""
         for row in self._db.execute(f"SELECT {_BOT_COLUMNS}, key_hash FROM bots").fetchall():
             if key_matches(key, row[-1]):
                 found = _bot_row(row[:-1])
-                return None if found.state is BotState.DISABLED else found
+                return found if include_disabled or found.state is not BotState.DISABLED else None
         return None
 
     def set_state(self, name: str, state: BotState, reason: str = "") -> None:

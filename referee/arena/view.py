@@ -1,12 +1,13 @@
 """What the arena's pages and JSON show, read from its store: the leaderboards, each bot's page.
 
 Nothing here names a key or a key's hash, a hosted bot's command line or its logs: a bot's page
-is public. What an owner alone may see (its key's status and its logs) needs the owner's key and
-is not served by this release.
+is public. What an owner alone sees (its key's status, its hosted bot's logs: `owner`) is served
+only to whoever signed in with that bot's key.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,22 @@ from referee.arena.ratings import PROVISIONAL_SIGMA, provisional
 from referee.arena.store import ArenaStore, ArenaStoreError, BotRow, PairRow, RatingRow
 
 RECENT_PAIRS = 30
+# What an owner sees of its hosted bot's logs: the last lines of each of its newest files.
+LOG_FILES = 6
+LOG_LINES = 200
 REPLAYS = "arena"  # the archive's collection of the arena's replays: /replays/arena/<match id>
 
 
 class ArenaView:
     """The arena's public view over its store (a reader of its own: the arena writes)."""
 
-    def __init__(self, store_path: Path, replay_dir: Path, name: str = "arena") -> None:
+    def __init__(
+        self, store_path: Path, replay_dir: Path, name: str = "arena", log_dir: Path | None = None
+    ) -> None:
         self.store = ArenaStore(store_path)
         self.replay_dir = replay_dir
         self.name = name
+        self.log_dir = log_dir
 
     def close(self) -> None:
         """Close the store."""
@@ -97,6 +104,35 @@ class ArenaView:
             "think_ms_p99": round(think_p99, 1),
             "pairs": [self._pair_json(p, name) for p in reversed(pairs[-RECENT_PAIRS:])],
         }
+
+    def owner_of(self, key: str) -> str | None:
+        """The bot a key belongs to (disabled bots' owners included: they may read why)."""
+        bot = self.store.authenticate(key, include_disabled=True)
+        return None if bot is None else bot.name
+
+    def owner(self, name: str) -> dict[str, Any] | None:
+        """What a bot's owner alone sees: its key's status and, for a hosted bot, its logs."""
+        try:
+            bot = self.store.bot(name)
+        except ArenaStoreError:
+            return None
+        return {**_bot_json(bot), "key_set_at": bot.key_set_at, "logs": self._logs(bot)}
+
+    def _logs(self, bot: BotRow) -> list[dict[str, Any]]:
+        """The last lines of the bot's newest log files (its workers', then its seats')."""
+        if not bot.hosted or self.log_dir is None or not self.log_dir.is_dir():
+            return []
+        name = re.escape(bot.name)
+        mine = re.compile(rf"(worker-{name}-\d+|.+-seat\d+-{name})\.log")
+        files = [p for p in self.log_dir.iterdir() if mine.fullmatch(p.name) and p.is_file()]
+        files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        out = []
+        for path in files[:LOG_FILES]:
+            with path.open("rb") as handle:
+                handle.seek(max(0, path.stat().st_size - 64 * 1024))
+                lines = handle.read().decode("utf-8", "replace").splitlines()[-LOG_LINES:]
+            out.append({"file": path.name, "lines": lines})
+        return out
 
     def _pair_json(self, pair: PairRow, name: str) -> dict[str, Any]:
         other, margin = _side(pair, name)

@@ -67,6 +67,7 @@ KEEPALIVE_S = 15.0
 # The home page lists at most this many finished matches, the newest first.
 RECENT_FINISHED = 50
 SESSION_COOKIE = "tichu_session"
+OWNER_COOKIE = "tichu_owner"  # a bot owner's session in an arena (signed in with the bot's key)
 SESSION_TTL_S = 12 * 3600
 MAX_SESSIONS = 1_000
 MAX_FORM_BYTES = 4_096  # the sign-in form: a token of a few dozen characters
@@ -102,6 +103,34 @@ class Sessions:
         """End a session."""
         if sid:
             self._expires.pop(sid, None)
+
+
+class OwnerSessions:
+    """A bot owner's sessions (signed in with the bot's key): random ids that map to the bot and
+    when they expire, in memory only; the oldest go first past MAX_SESSIONS."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._open: dict[str, tuple[str, float]] = {}
+
+    def open(self, bot: str) -> str:
+        """A new session of `bot`'s owner; its id."""
+        now = self._now()
+        self._open = {sid: held for sid, held in self._open.items() if held[1] > now}
+        while len(self._open) >= MAX_SESSIONS:
+            del self._open[next(iter(self._open))]
+        sid = secrets.token_urlsafe(32)
+        self._open[sid] = (bot, now + SESSION_TTL_S)
+        return sid
+
+    def bot(self, sid: str | None) -> str | None:
+        """The bot whose owner holds session `sid`, unless it expired."""
+        held = self._open.get(sid or "")
+        return held[0] if held is not None and held[1] > self._now() else None
+
+    def close(self, sid: str | None) -> None:
+        """End a session."""
+        self._open.pop(sid or "", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,11 +517,68 @@ def create_app(
                 return JSONResponse({"error": "no such bot"}, status_code=404)
             return JSONResponse(bot, headers={"Cache-Control": "no-store"})
 
+        owners = OwnerSessions()
+
+        def owned(request: Request) -> str | None:
+            return owners.bot(request.cookies.get(OWNER_COOKIE))
+
+        async def mine(request: Request) -> Response:
+            name = owned(request)
+            if name is None:
+                return page(request, "arena/owner_sign_in.html", why="")
+            data = await run_in_threadpool(view.owner, name)
+            response = page(request, "arena/owner.html", bot=data)
+            response.headers["Cache-Control"] = "no-store"
+            return response
+
+        async def mine_api(request: Request) -> Response:
+            name = owned(request)
+            if name is None:
+                return JSONResponse({"error": "sign in with the bot's key at /arena/mine"}, status_code=401)
+            return JSONResponse(
+                await run_in_threadpool(view.owner, name), headers={"Cache-Control": "no-store"}
+            )
+
+        async def mine_sign_in(request: Request) -> Response:
+            if not _same_origin(request):
+                return page(
+                    request, "arena/owner_sign_in.html", status_code=403, why="a form from another site"
+                )
+            body = await _bounded_body(request, MAX_FORM_BYTES)
+            key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
+            name = await run_in_threadpool(view.owner_of, key) if key else None
+            if name is None:
+                return page(
+                    request, "arena/owner_sign_in.html", status_code=403, why="not a key of this arena"
+                )
+            response = RedirectResponse("/arena/mine", status_code=303)
+            response.set_cookie(
+                OWNER_COOKIE,
+                owners.open(name),
+                max_age=SESSION_TTL_S,
+                httponly=True,
+                samesite="strict",
+                secure=request.url.scheme == "https",
+                path="/",
+            )
+            return response
+
+        async def mine_sign_out(request: Request) -> Response:
+            if _same_origin(request):
+                owners.close(request.cookies.get(OWNER_COOKIE))
+            response = RedirectResponse("/arena", status_code=303)
+            response.delete_cookie(OWNER_COOKIE, path="/")
+            return response
+
         return [
             Route("/arena", leaderboard),
             Route("/api/arena/leaderboard", leaderboard_api),
             Route("/arena/bots/{name}", bot_page),
             Route("/api/arena/bots/{name}", bot_api),
+            Route("/arena/mine", mine, methods=["GET"]),
+            Route("/arena/mine", mine_sign_in, methods=["POST"]),
+            Route("/arena/mine/sign-out", mine_sign_out, methods=["POST"]),
+            Route("/api/arena/mine", mine_api),
         ]
 
     routes: list[BaseRoute] = []

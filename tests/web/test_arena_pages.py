@@ -46,9 +46,13 @@ def arena_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         update = rate_pair(pair, *before)
         store.finish_pair(pair_id, games, (update.a, update.b))
     store.close()
+    logs = folder / "logs"
+    logs.mkdir()
+    (logs / "worker-alpha-0.log").write_text("alpha <b>says</b> hello\n", encoding="utf-8")
+    (logs / "arena-1-t0-seat1-beta.log").write_text("beta's private line\n", encoding="utf-8")
     archive = Archive()
     archive.add_collection(REPLAYS, folder=replays)
-    view = ArenaView(folder / "arena.sqlite", replays, "test-arena")
+    view = ArenaView(folder / "arena.sqlite", replays, "test-arena", log_dir=logs)
     with Served(create_app(archive=archive, arena=view)) as url:
         yield url, "\n".join(keys)
     view.close()
@@ -102,3 +106,30 @@ def test_an_unknown_bot_is_a_404(arena_site: tuple[str, str]) -> None:
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(f"{url}/api/arena/bots/nobody")
     assert missing.value.code == 404
+
+
+def test_an_owner_signs_in_with_the_key_and_sees_its_own_bot_s_logs_only(arena_site: tuple[str, str]) -> None:
+    import httpx
+
+    url, keys = arena_site
+    alpha_key = keys.split("\n")[0]
+    with httpx.Client(base_url=url, follow_redirects=False) as client:
+        assert client.get("/api/arena/mine").status_code == 401
+        assert 'name="key"' in client.get("/arena/mine").text
+        same_site = {"Origin": url}
+        refused = client.post("/arena/mine", data={"key": "tka_wrong"}, headers=same_site)
+        assert refused.status_code == 403 and "not a key of this arena" in refused.text
+        cross = client.post("/arena/mine", data={"key": alpha_key}, headers={"Sec-Fetch-Site": "cross-site"})
+        assert cross.status_code == 403 and "tichu_owner" not in cross.headers.get("set-cookie", "")
+        signed = client.post("/arena/mine", data={"key": alpha_key}, headers=same_site)
+        assert signed.status_code == 303 and "httponly" in signed.headers["set-cookie"].lower()
+        page = client.get("/arena/mine").text
+        assert "alpha &lt;b&gt;says&lt;/b&gt; hello" in page and "beta&#39;s private line" not in page
+        assert "beta's private line" not in page and alpha_key not in page
+        mine = client.get("/api/arena/mine").json()
+        assert mine["bot"] == "alpha" and [log["file"] for log in mine["logs"]] == ["worker-alpha-0.log"]
+        client.post("/arena/mine/sign-out", headers=same_site)
+        assert client.get("/api/arena/mine").status_code == 401
+    # Nobody's public page shows a log.
+    with httpx.Client(base_url=url) as client:
+        assert "private line" not in client.get("/api/arena/bots/beta").text
