@@ -3,7 +3,8 @@
 Run `.venv/bin/python bench/arena_bench.py` (or with `--help`). Five bots play: the random bot,
 the heuristic bot, the showcase bot, and two weakened variants (the heuristic bot playing a random
 legal action 40% of the time, the showcase bot 80%). Their true order is measured first, from a
-round robin of duplicate pairs (`--truth-pairs` per pairing) ranked by total margin. Then the
+round robin of duplicate pairs (`--truth-pairs` per pairing), ranked by pairs won less pairs lost
+(what the ratings see of a pair), then by total margin. Then the
 arena's own matchmaker (referee.arena.matchmaker) and ratings (referee.arena.ratings) run from
 nothing, twice on the same budget of hands and from the same seeds: once with duplicate pairs
 (two tables, the same deals, the seats swapped: one comparison per pair) and once with single
@@ -92,15 +93,20 @@ def kendall_tau(order: Sequence[str], truth: Sequence[str]) -> float:
     return (concordant - discordant) / total if total else 1.0
 
 
-def true_order(pairs_each: int, deals: int, seed: str) -> tuple[list[str], dict[str, int]]:
-    """The bots from strongest to weakest by total duplicate margin over a round robin."""
+def true_order(pairs_each: int, deals: int, seed: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """The bots from strongest to weakest over a round robin of duplicate pairs: by pairs won
+    less pairs lost (what the ratings see of a pair), then by total margin."""
+    score = dict.fromkeys(BOTS, 0)
     margin = dict.fromkeys(BOTS, 0)
     for a, b in itertools.combinations(BOTS, 2):
         for index in range(pairs_each):
             pa, pb = pair(a, b, f"{seed}/truth/{a}/{b}/{index}", deals)
             margin[a] += pa - pb
             margin[b] += pb - pa
-    return sorted(BOTS, key=lambda n: -margin[n]), margin
+            score[a] += (pa > pb) - (pa < pb)
+            score[b] += (pb > pa) - (pb < pa)
+    order = sorted(BOTS, key=lambda n: (-score[n], -margin[n]))
+    return order, {name: (score[name], margin[name]) for name in BOTS}
 
 
 def run_arena(duplicate: bool, budget_hands: int, deals: int, seed: str, truth: Sequence[str]) -> int | None:
