@@ -160,11 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="arena-bench")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    truth, margin = true_order(args.truth_pairs, args.deals, args.seed)
-    print(
-        f"true order ({args.truth_pairs} pairs per pairing, {args.deals} deals a game): "
-        + " > ".join(f"{name} ({margin[name]:+d})" for name in truth)
+    truth, record = true_order(args.truth_pairs, args.deals, args.seed)
+    shown = " > ".join(
+        f"{name} (won-lost {record[name][0]:+d}, margin {record[name][1]:+d})" for name in truth
     )
+    print(f"true order ({args.truth_pairs} pairs per pairing, {args.deals} deals a game): {shown}")
     figures: dict[str, list[int | None]] = {}
     for mode, duplicate in (("duplicate pairs", True), ("single games", False)):
         figures[mode] = [
