@@ -169,6 +169,15 @@ class Tournament:
     async def run(self) -> int:
         """Play every pending game; 0 when the schedule (or the SPRTs) is complete."""
         pending = self._pending()
+        # A run killed after a board's last game was stored but before its replays were
+        # published left them in the live folder: a board with nothing left to play is
+        # published now (it would never be again).
+        live = self.config.live_dir
+        if live.is_dir() and any(live.iterdir()):
+            waiting = {(g.pairing, g.board) for g in pending}
+            for unit in _boards(self.schedule):
+                if (unit[0].pairing, unit[0].board) not in waiting:
+                    self._publish(unit)
         level = os.environ.get(log.LEVEL_ENV, "error")
         log.configure(level=level, force=True)
         print(self._banner(len(pending)), file=self.out, flush=True)

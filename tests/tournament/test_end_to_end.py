@@ -192,3 +192,43 @@ def test_killed_tournament_resumes_without_replaying_finished_games(tmp_path: Pa
         _tichu("standings", str(config)), cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
     assert again.stdout.split("\n\nWritten:")[0] in resumed.stdout
+
+
+def test_a_board_stored_whole_but_killed_before_its_publication_is_published_on_resume(
+    tmp_path: Path,
+) -> None:
+    """The window the killed-tournament test hits only by chance: both tables of a board stored
+    as finished, their replays still in the private live folder. Resume publishes them."""
+    config = tmp_path / "e2e.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    write_key_pair(tmp_path / "referee.key")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        _tichu("run", str(config)),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    replays = tmp_path / "out" / "replays"
+    live = tmp_path / "out" / "live"
+    board = sorted(replays.glob("e2e-p00-b0000-t*-a*.jsonl"))
+    assert len(board) == 2
+    live.mkdir(exist_ok=True)
+    for path in board:
+        path.rename(live / path.name)  # as a kill between storing and publishing leaves them
+    resumed = subprocess.run(
+        _tichu("resume", str(config)),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert sorted(p.name for p in replays.glob("e2e-p00-b0000-t*-a*.jsonl")) == [p.name for p in board]
+    assert not list(live.glob("*.jsonl"))
