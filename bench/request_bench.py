@@ -85,8 +85,8 @@ def main() -> None:
     args = parser.parse_args()
     requests, hands = requests_of(args.games)
     with_obs = best_us(requests, lambda r: codec.request_to_proto(r).SerializeToString())
-    # The same requests with an empty observation: what the encoding costs without it.
-    with mock.patch.object(codec, "observation_json", lambda state, seat, decisions=None: ""):
+    # The same requests with an empty observation ("{}"): what the encoding costs without it.
+    with mock.patch.object(codec, "observation_data", lambda state, seat, decisions=None: {}):
         without = best_us(requests, lambda r: codec.request_to_proto(r).SerializeToString())
     sizes = sorted(len(codec.request_to_proto(r).observation_json) for r in requests)
     print(f"Request bench: {len(requests)} requests of {hands} hands (tournament preset, every seat asked)")

@@ -219,6 +219,10 @@ class ArenaStore:
             )
         for target in range(version + 1, SCHEMA_VERSION + 1):
             with self.transaction():
+                # Read again inside the write lock: another process (the arena and a command
+                # started at once) may have made this version meanwhile.
+                if int(self._db.execute("PRAGMA user_version").fetchone()[0]) >= target:
+                    continue
                 for statement in _statements(MIGRATIONS[target]):
                     self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {target}")

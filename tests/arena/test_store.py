@@ -93,3 +93,24 @@ def test_key_matching_is_exact() -> None:
     key = new_key()
     assert key_matches(key, key_hash(key)) and not key_matches(key, key_hash(new_key()))
     assert not key_matches(key, "")
+
+
+def test_processes_that_open_a_new_store_at_once_make_its_schema_once(tmp_path: Path) -> None:
+    """The arena and a command started together (CI saw 'table bots already exists')."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "arena.sqlite"
+    code = (
+        "import sys; from pathlib import Path; from referee.arena.store import ArenaStore; "
+        "ArenaStore(Path(sys.argv[1])).close()"
+    )
+    root = Path(__file__).resolve().parents[2]
+    runs = [
+        subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=root, stderr=subprocess.PIPE)
+        for _ in range(8)
+    ]
+    ends = [(run.wait(60), run.stderr.read() if run.stderr else b"") for run in runs]
+    assert all(status == 0 for status, _ in ends), ends
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

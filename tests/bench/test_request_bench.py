@@ -26,10 +26,10 @@ def test_the_requests_are_every_decision_of_whole_games() -> None:
 def test_main_prints_both_figures_and_leaves_the_codec_as_it_was(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    before = codec.request_to_proto.__globals__["observation_json"]
+    before = codec.request_to_proto.__globals__["observation_data"]
     monkeypatch.setattr(sys, "argv", ["request_bench.py", "--games", "1"])
     bench.main()
     out = capsys.readouterr().out
     assert "with its observation" in out and "the observation adds" in out
     assert "Reproduce: .venv/bin/python bench/request_bench.py --games 1" in out
-    assert codec.request_to_proto.__globals__["observation_json"] is before  # unpatched again
+    assert codec.request_to_proto.__globals__["observation_data"] is before  # unpatched again
