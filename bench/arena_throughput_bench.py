@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from referee import log
 from referee.arena.config import ArenaConfig
 from referee.arena.runner import Arena
 from referee.arena.store import ArenaStore, BotState
@@ -47,7 +48,7 @@ async def measure(config: ArenaConfig, bots: int, seconds: float, warmup_s: floa
         stop.set()
         await runner
         await arena.stop()
-    voided = len(store.pairs(state="voided"))
+    voided = len(store.pairs(state="voided"))  # the pairs in play when the arena stopped among them
     store.close()
     pairs = last - first
     games = 2 * pairs
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-sandbox", action="store_true", help="the bots' processes without the sandbox")
     args = parser.parse_args(argv)
+    log.configure(level="warning")  # the seats' comings and goings are not the figure
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
         base = Path(folder)
         config = ArenaConfig(
