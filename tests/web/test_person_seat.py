@@ -186,7 +186,15 @@ def play_turn(seat: Seat, *, pass_if_can: bool = False) -> None:
     else:
         seat.select([CARD_NAMES[c] for c in cards_of(play.cards_mask)])
         seat.page.keyboard.press("Enter")
-        if seat.page.locator("#choices button.choice").count() and seat.request_id() == rid:
+        # Either the play went, or the page asks which reading (the Phoenix, the wish): wait
+        # for one of the two, not for the page to have drawn its choices by the next line.
+        seat.page.wait_for_function(
+            "(old) => document.getElementById('prompt').dataset.request !== old"
+            " || document.querySelectorAll('#choices button.choice').length > 0",
+            arg=rid,
+            timeout=STEP_TIMEOUT_MS,
+        )
+        if seat.request_id() == rid:
             seat.page.locator("#choices button.choice").first.click()
     seat.answered(rid)
 
