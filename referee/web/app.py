@@ -268,6 +268,16 @@ async def _bounded_body(request: Request, most: int) -> bytes:
     return body
 
 
+def _signed_in(request: Request, to: str, cookie: str, sid: str) -> Response:
+    """A redirect to `to` that sets a session's cookie: HTTP only, same site, secure over HTTPS."""
+    response = RedirectResponse(to, status_code=303)
+    secure = request.url.scheme == "https"
+    response.set_cookie(
+        cookie, sid, max_age=SESSION_TTL_S, httponly=True, samesite="strict", secure=secure, path="/"
+    )
+    return response
+
+
 def _sse(kind: str, data: dict[str, Any]) -> str:
     """One server-sent event; JSON never holds a raw line break, so one data line suffices."""
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
@@ -455,17 +465,7 @@ def create_app(
                 return page(
                     request, "sign_in.html", status_code=403, failed=True, why="not the organiser token"
                 )
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(
-                SESSION_COOKIE,
-                sessions.open(),
-                max_age=SESSION_TTL_S,
-                httponly=True,
-                samesite="strict",
-                secure=request.url.scheme == "https",
-                path="/",
-            )
-            return response
+            return _signed_in(request, "/", SESSION_COOKIE, sessions.open())
 
         async def sign_out(request: Request) -> Response:
             if _same_origin(request):
@@ -551,17 +551,7 @@ def create_app(
                 return page(
                     request, "arena/owner_sign_in.html", status_code=403, why="not a key of this arena"
                 )
-            response = RedirectResponse("/arena/mine", status_code=303)
-            response.set_cookie(
-                OWNER_COOKIE,
-                owners.open(name),
-                max_age=SESSION_TTL_S,
-                httponly=True,
-                samesite="strict",
-                secure=request.url.scheme == "https",
-                path="/",
-            )
-            return response
+            return _signed_in(request, "/arena/mine", OWNER_COOKIE, owners.open(name))
 
         async def mine_sign_out(request: Request) -> Response:
             if _same_origin(request):
