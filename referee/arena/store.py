@@ -201,10 +201,12 @@ class ArenaStore:
         self._wall = wall
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit: each change is its own transaction unless `transaction()` groups them.
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        # The timeout is SQLite's busy wait, from the first statement on: turning WAL on takes the
+        # file's lock for a moment, which another process opening the store may hold (a loaded
+        # machine held it past the default 5 s once, with eight processes opening one new store).
+        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA busy_timeout=10000")
         self._migrate()
 
     def close(self) -> None:
