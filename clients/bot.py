@@ -27,6 +27,9 @@ import structlog
 
 from clients.listed import ListedActions
 from referee.bot_commands import SDK_REPORT_ENV, SDK_REPORT_PREFIX
+
+# What on_rejection is told: the match core's own value, as the referee made it.
+from referee.match.messages import Rejection
 from referee.rules import (
     Action,
     CallTichu,
@@ -54,10 +57,8 @@ from referee.rules.state import opponents_of, partners_of, team_of
 
 __all__ = [
     "Bot",
-    "DecisionKind",
     "Harness",
     "HarnessStats",
-    "Rejection",
     "Replacement",
     "combo_of",
     "decision_kind",
@@ -73,17 +74,6 @@ log = structlog.get_logger("tichu.bot")
 
 PASS = Pass()
 DECLINE = Decline()
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """A message the referee did not accept (nothing changed): why, the rule, for which request."""
-
-    reason: str  # illegal, invalid, unknown_request, stale, late, rate_limited, out_of_order
-    rule: str
-    message: str
-    request_id: int
-    state_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,18 +341,6 @@ class Harness:
         if not has_bomb(mask_of(obs.hand)) or not any(isinstance(a, Play) for a in obs.legal_decisions):
             return DECLINE
         return None
-
-    def declines_unseen(self, hand_mask: int, can_call_tichu: bool) -> bool:
-        """Whether a window can be declined before the observation is even built; counts it.
-
-        True for a hand without a bomb when no Tichu call is to be offered to the bot: the
-        local driver uses it to skip observe() for most window seats.
-        """
-        if has_bomb(hand_mask) or (can_call_tichu and self._asks_calls):
-            return False
-        self.stats.decisions += 1
-        self.stats.auto_declines += 1
-        return True
 
     def decide(self, obs: Observation, kind: DecisionKind | None = None) -> Action:
         """The answer to the decision `obs` owes: the bot's own if legal, else a safe one."""

@@ -1,28 +1,29 @@
 """Run a Bot against a referee over gRPC: `tichu bot MODULE:CLASS --server ADDR --token T`.
 
 One bidirectional stream per seat (proto/tichu/v1/referee.proto): Hello, then the referee's
-Welcome, Snapshot, events and decision requests. Two tasks share the stream: a reader answers
-pings at once and queues everything else; a worker handles the queue in order, calling the bot's
-(synchronous) methods in a worker thread, so that a slow bot never delays a pong, until a bot
-that does not say it blocks has answered a few times within INLINE_BUDGET_S: its calls then run
-inline (a thread hop costs more than a quick answer), and go back to the thread for good once
-one of them runs past the budget. The Hello asks the referee to decline the windows the bot
-could only decline and to pass on the turns it could only pass (Bot.referee_declines and
-referee_passes) and, for a bot that does not listen to events, to hold them until its next
-request. If the stream drops, the bot reconnects with the same token, a few times with growing
-pauses, and carries on from the referee's new Snapshot.
+Welcome, Snapshot, events and decision requests. This module is the transport only: the codec
+(clients.codec) reads the referee's messages into the match core's values and writes the answers,
+and the seat driver (clients.driver) follows the match and asks the bot, as it does in one process.
+Two tasks share the stream: a reader answers pings at once and queues everything else (a
+Bundle's messages together); a worker hands each batch to the driver, in a worker thread, so that
+a slow bot never delays a pong, until a bot that does not say it blocks has answered a few times
+within INLINE_BUDGET_S: the driver then runs inline (a thread hop costs more than a quick answer),
+and goes back to the thread for good once one call runs past the budget. The Hello asks the
+referee to decline the windows the bot could only decline and to pass on the turns it could only
+pass (Bot.referee_declines and referee_passes) and, for a bot that does not listen to events, to
+hold them until its next request. If the stream drops, the bot reconnects with the same token, a
+few times with growing pauses, and carries on from the referee's new Snapshot.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,41 +31,32 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 
-from clients.bot import Bot, DecisionKind, Harness, Rejection
-from clients.listed import ListedActions
+from clients.bot import Bot
+from clients.codec import UnreadMessage, bot_message, hello, referee_messages
+from clients.driver import SeatDriver
 from clients.loading import load_bot
 from referee import log as log_setup
 from referee.cli import attach_token_values
-from referee.match import PROTOCOL_VERSION
-from referee.rules import Action, CallTichu, Observation, Play, mask_of
-from referee.rules.legal import ExchangeChoices
-from referee.rules.observation import (
-    advance,
-    answered,
-    before_first_deal,
-    for_request,
-    idle,
-    observation_from_json,
+from referee.match.messages import (
+    Cancelled,
+    Message,
+    OutMessage,
+    Ping,
+    Pong,
+    ResultMessage,
+    SeatStatus,
+    Welcome,
 )
-from referee.server.codec import (
-    KIND_FROM_PROTO,
-    REASON_FROM_PROTO,
-    action_from_proto,
-    action_to_proto,
-    config_from_proto,
-    event_from_proto,
-    unbundle,
-)
+from referee.match.messages import MatchResult as MatchEnd
+from referee.match.records import PROTOCOL_VERSION
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
 __all__ = [
-    "PROTOCOL_VERSION",
     "ConnectError",
     "MatchResult",
     "add_bot_arguments",
     "connect",
-    "load_bot",
     "run",
     "run_bot",
     "tls_failure",
@@ -115,72 +107,41 @@ class MatchResult:
     chain_head: str = ""
     signature: str = ""
     seed_commitment: str = ""
-    # How it ended: "played_out", "no_show", "withdrawn", "out_of_time" or "referee_error"
-    # ("" from a referee older than the field); each scored round's points (team A, team B).
+    # How it ended: "played_out", "no_show", "withdrawn", "out_of_time" or "referee_error" (from a
+    # referee older than the field, read back from the rest); each scored round's points (A, B).
     termination: str = ""
     round_scores: tuple[tuple[int, int], ...] = ()
 
     @classmethod
-    def from_proto(cls, msg: pb.MatchResult, seed_commitment: str = "") -> MatchResult:
-        """The result a MatchResult message carries (and the commitment the Welcome showed)."""
-        summary = json.loads(msg.summary_json) if msg.summary_json else {}
+    def of(cls, end: MatchEnd, seed_commitment: str = "") -> MatchResult:
+        """The result as the match core made it (and the commitment the Welcome showed)."""
+        outcome = end.outcome
         return cls(
-            match_id=msg.match_id,
-            winner=msg.winner,
-            scores=tuple(msg.scores),
-            forfeit=msg.forfeit,
-            forfeiting_team=msg.forfeiting_team,
-            reason=msg.reason,
-            summary=summary if isinstance(summary, dict) else {"summary": summary},
-            chain_head=msg.chain_head,
-            signature=msg.signature,
+            match_id=end.match_id,
+            winner=-1 if outcome.winner is None else outcome.winner,
+            scores=end.scores,
+            forfeit=outcome.forfeit,
+            forfeiting_team=-1 if outcome.forfeiting_team is None else outcome.forfeiting_team,
+            reason=outcome.reason,
+            summary=end.statistics(),
+            chain_head=end.chain_head,
+            signature=end.signature,
             seed_commitment=seed_commitment,
-            termination=_TERMINATIONS.get(msg.termination, ""),
-            round_scores=tuple((r.points_a, r.points_b) for r in msg.round_scores),
+            termination=outcome.termination.value,
+            round_scores=tuple(r.points for r in end.round_scores),
         )
 
 
-# The wire's Termination values as the names the replay's result line uses (unset: "").
-_TERMINATIONS = {
-    pb.TERMINATION_PLAYED_OUT: "played_out",
-    pb.TERMINATION_NO_SHOW: "no_show",
-    pb.TERMINATION_WITHDRAWN: "withdrawn",
-    pb.TERMINATION_OUT_OF_TIME: "out_of_time",
-    pb.TERMINATION_REFEREE_ERROR: "referee_error",
-}
-
-
 class _Session:
-    """One bot's connection to one match, across reconnections."""
+    """One bot's connection to one match, across reconnections: the transport around a SeatDriver."""
 
     def __init__(self, bot: Bot, token: str, name: str, version: str, server: str = "") -> None:
         self.bot = bot
         self.server = server  # host:port, for messages
-        self.harness = Harness(bot)
-        self.hello = pb.Hello(
-            token=token,
-            bot_name=name,
-            bot_version=version,
-            protocol_version=PROTOCOL_VERSION,
-            accept_bundles=True,
-            referee_declines=bot.referee_declines,
-            referee_passes=bot.referee_passes,
-            defer_events=not self.harness.hears_events,
-            # The SDK folds the Snapshot and the events into its own observation.
-            omit_observation=True,
-        )
+        self.driver = SeatDriver(bot, name)
+        self.hello = hello(token, name, version, PROTOCOL_VERSION, self.driver.options)
         self.quick_calls = 0  # calls that returned within INLINE_BUDGET_S
         self.slow = False  # a call ran past it once
-        # The seat's observation, from the last Snapshot and the events since (the engine's fold);
-        # None until the Welcome. Events up to snapshot_version are in the Snapshot already.
-        self.obs: Observation | None = None
-        self.snapshot_version = -1
-        self.seed_commitment = ""  # as the Welcome shows it
-        self.last_seq = 0  # the last event delivered to the bot: a replayed event is not repeated
-        self.last_event_version = -1  # and its state version: a repeated copy of it is dropped
-        self.answered: set[int] = set()  # requests answered on the current stream: a repeat is not
-        self.state_version = 0
-        self.cancelled: set[int] = set()
         self.welcomed = False  # on the current stream
         self.ever_welcomed = False  # the token was good once: a refusal now may be a race
         self._log = log.bind(bot=name)
@@ -188,11 +149,10 @@ class _Session:
     async def play(self, stub: Any) -> MatchResult | None:
         """One stream: the match result, or None if the stream ended first (ConnectError if fatal)."""
         self.welcomed = False
-        # A new stream: its Snapshot lists what the referee still waits for, answered or not.
-        self.answered = set()
+        self.driver.new_stream()
         outbox: _Outbox = asyncio.Queue()
         inbox: asyncio.Queue[object] = asyncio.Queue()
-        outbox.put_nowait(pb.BotMessage(hello=self.hello))
+        outbox.put_nowait(self.hello)
 
         async def outgoing() -> AsyncIterator[pb.BotMessage]:
             while (message := await outbox.get()) is not None:
@@ -230,148 +190,65 @@ class _Session:
         return None
 
     def _take(self, envelope: pb.RefereeMessage, inbox: asyncio.Queue[object], outbox: _Outbox) -> bool:
-        """Queue what the referee sent (a Bundle's messages one by one); True after the result."""
-        for message in unbundle(envelope):
-            kind = message.WhichOneof("kind")
-            if kind == "ping":
-                outbox.put_nowait(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+        """Queue what the referee sent (a Bundle's messages together); True after the result.
+        Pings are answered here at once, and a cancelled request is marked while the bot thinks."""
+        batch: list[OutMessage] = []
+        done = False
+        for message in referee_messages(envelope):
+            if isinstance(message, UnreadMessage):
+                self._log.warning("message_ignored", kind=message.kind, why=message.why)
                 continue
-            if kind == "cancelled":
-                self.cancelled.add(message.cancelled.request_id)
-            inbox.put_nowait(message)
-            if kind == "result":
-                return True
-        return False
+            if isinstance(message, Ping):
+                outbox.put_nowait(bot_message(Pong(message.nonce)))
+                continue
+            if isinstance(message, Cancelled):
+                self.driver.cancel(message.request_id)
+            elif isinstance(message, Welcome):
+                self.welcomed = self.ever_welcomed = True
+                self._log = self._log.bind(match_id=message.match_id, seat=message.seat)
+                self._log.info("seat_joined", team=message.team)
+            elif isinstance(message, SeatStatus):
+                self._log.info("seat_status_changed", other_seat=message.seat, connected=message.connected)
+                continue
+            batch.append(message)
+            if isinstance(message, ResultMessage):
+                done = True
+                break
+        if batch:
+            inbox.put_nowait(batch)
+        return done
 
     async def _work(self, inbox: asyncio.Queue[object], outbox: _Outbox) -> MatchResult | None:
         """Handle the referee's messages in order until the result or the end of the stream."""
+        driver = self.driver
         while True:
-            message = await inbox.get()
-            if message is _LOST:
+            batch = await inbox.get()
+            if batch is _LOST:
                 return None
-            assert isinstance(message, pb.RefereeMessage)
-            kind = message.WhichOneof("kind")
-            if kind == "result":
-                result = MatchResult.from_proto(message.result, self.seed_commitment)
+            assert isinstance(batch, list)
+            for answer in await self._call(self._handle, batch):
+                outbox.put_nowait(bot_message(answer))
+            if driver.result is not None:
+                welcome = driver.welcome
+                result = MatchResult.of(driver.result, welcome.seed_commitment if welcome else "")
                 self._log.info("match_finished", winner=result.winner, scores=list(result.scores))
                 return result
+
+    def _handle(self, batch: list[OutMessage]) -> list[Message]:
+        answers: list[Message] = []
+        for message in batch:
             try:
-                await self._handle(kind, message, outbox)
+                answers.extend(self.driver.handle(message))
             except Exception:
                 # One message the SDK cannot follow (a newer referee?) must not end the match:
                 # an unanswered request gets the referee's default when its time is up.
-                self._log.exception("message_failed", kind=kind)
-
-    async def _handle(self, kind: str | None, message: pb.RefereeMessage, outbox: _Outbox) -> None:
-        if kind == "welcome":
-            self._welcome(message.welcome)
-        elif kind == "snapshot":
-            await self._snapshot(message.snapshot, outbox)
-        elif kind == "event":
-            await self._event(message.event)
-        elif kind == "request":
-            await self._request(message.request, outbox)
-        elif kind == "rejection":
-            await self._rejection(message.rejection)
-        elif kind == "cancelled":
-            self._log.info("request_cancelled", request_id=message.cancelled.request_id)
-        elif kind == "seat_status":
-            status = message.seat_status
-            self._log.info("seat_status_changed", other_seat=status.seat, connected=status.connected)
-
-    def _welcome(self, welcome: pb.Welcome) -> None:
-        self.welcomed = self.ever_welcomed = True
-        self.seed_commitment = welcome.seed_commitment
-        config = config_from_proto(welcome.rules)
-        if self.obs is None or self.obs.seat != welcome.seat:
-            self.obs = before_first_deal(welcome.seat, config)
-            self.snapshot_version = -1
-        self.harness.seat = welcome.seat
-        self._log = self._log.bind(match_id=welcome.match_id, seat=welcome.seat)
-        self._log.info("seat_joined", team=welcome.team)
-
-    async def _snapshot(self, snapshot: pb.Snapshot, outbox: _Outbox) -> None:
-        self.obs = idle(observation_from_json(json.loads(snapshot.observation_json)))
-        self.snapshot_version = snapshot.state_version
-        self.state_version = max(self.state_version, snapshot.state_version)
-        for request in snapshot.pending:
-            await self._request(request, outbox)
-
-    async def _event(self, message: pb.GameEvent) -> None:
-        old = message.state_version <= self.snapshot_version
-        if old and message.seq <= self.last_seq:
-            return  # heard before a reconnection, and already in the snapshot
-        if message.seq <= self.last_seq and message.state_version <= self.last_event_version:
-            return  # a repeated copy (the network, or a proxy, sent it twice)
-        self.last_seq = max(self.last_seq, message.seq)
-        self.last_event_version = max(self.last_event_version, message.state_version)
-        self.state_version = max(self.state_version, message.state_version)
-        event = event_from_proto(message)
-        if self.obs is not None and not old:
-            self.obs = advance(self.obs, event)
-        if self.harness.hears_events:
-            await self._call(self.harness.event, event)
-
-    async def _request(self, request: pb.DecisionRequest, outbox: _Outbox) -> None:
-        if request.request_id in self.cancelled or request.request_id in self.answered or self.obs is None:
-            return  # one answer per request: a repeated copy of one is not answered again
-        self.answered.add(request.request_id)
-        kind = KIND_FROM_PROTO.get(request.kind)
-        if kind is None:
-            self._log.warning("request_ignored", request_id=request.request_id, why="unknown decision kind")
-            return
-        self.state_version = max(self.state_version, request.state_version)
-        started = time.monotonic()
-        legal = self._legal(request, kind)
-        obs = for_request(self.obs, kind, legal, request.can_call_tichu)
-        call = False
-        if self.harness.asks_calls and request.can_call_tichu:
-            call = await self._call(self.harness.wants_tichu_call, obs)
-            if call:
-                self.obs = answered(self.obs, CallTichu())
-                obs = for_request(self.obs, kind, legal, False)
-        if self.harness.auto_answer(obs, kind) is not None:
-            action = self.harness.decide(obs, kind)  # no bot method runs: answer at once
-        else:
-            action = await self._call(self.harness.decide, obs, kind)
-        if request.request_id in self.cancelled:
-            return
-        if call and kind is DecisionKind.PLAY and isinstance(action, Play):
-            # One message: the call first, then the play (R-CALL-7).
-            action = Play(action.cards_mask, action.phoenix, action.wish, action.partner, True)
-        elif call:
-            # A call does not change whose turn it is (R-CALL-4): the decision still answers
-            # the same request, so it keeps the request's state version.
-            out_of_turn = pb.OutOfTurn(action=action_to_proto(CallTichu()), state_version=self.state_version)
-            outbox.put_nowait(pb.BotMessage(out_of_turn=out_of_turn))
-        self.obs = answered(self.obs, action)
-        used_ms = (time.monotonic() - started) * 1000
-        if request.deadline_ms and used_ms > request.deadline_ms:
-            self._log.warning("decision_late", request_id=request.request_id, used_ms=round(used_ms))
-        decision = pb.Decision(
-            request_id=request.request_id, action=action_to_proto(action), state_version=request.state_version
-        )
-        outbox.put_nowait(pb.BotMessage(decision=decision))
-
-    def _legal(self, request: pb.DecisionRequest, kind: DecisionKind) -> Sequence[Action]:
-        """The request's legal answers; exchanges are described (how many, to whom), not listed."""
-        if kind is DecisionKind.EXCHANGE:
-            assert self.obs is not None
-            return ExchangeChoices(mask_of(self.obs.hand), tuple(request.exchange_to), ())
-        # Parsed as the bot reads them: most bots read one or a few of hundreds.
-        return ListedActions(request.legal_actions, action_from_proto)
-
-    async def _rejection(self, msg: pb.Rejection) -> None:
-        # A reason that a newer referee added is passed on as its number.
-        known = REASON_FROM_PROTO.get(msg.reason)
-        reason = str(msg.reason) if known is None else known.value
-        rejection = Rejection(reason, msg.rule, msg.message, msg.request_id, msg.state_version)
-        await self._call(self.harness.rejection, rejection)
+                self._log.exception("message_failed", kind=type(message).__name__)
+        return answers
 
     async def _call(self, method: Callable[..., T], *args: Any) -> T:
-        """A bot method, in a worker thread for its first calls and for a bot that blocks or ran
-        past INLINE_BUDGET_S once; inline once it has shown itself quick (a thread hop costs more
-        than a quick bot's answer)."""
+        """A call that may reach the bot's methods, in a worker thread for the first calls and
+        for a bot that blocks or ran past INLINE_BUDGET_S once; inline once it has shown itself
+        quick (a thread hop costs more than a quick bot's answer)."""
         inline = not (self.bot.blocking or self.slow) and self.quick_calls >= QUICK_CALLS_INLINE
         started = time.perf_counter()
         result = method(*args) if inline else await asyncio.to_thread(method, *args)

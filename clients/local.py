@@ -1,16 +1,18 @@
 """Play bots against each other in-process: the same Bot API as over gRPC, and no network.
 
-play_match drives the referee's own match core (referee.match.Match) with virtual time: every
-seat is asked what the referee would ask it (every seat of a bomb window, whatever its hand),
-each bot sees only observe(state, its seat) and the events its seat may see, a Harness checks
-every answer, and the clocks are the referee's. A bot's answer arrives as long after its request
-as the bot took to decide (its own seat's requests one after another, the seats in parallel),
-so a slow bot times out and gets the defaults exactly as on the referee; bomb windows, bombs and
-Tichu calls out of turn work as there too. An answer well within the clocks (under
-steady_think_s) counts as one THINK_STEP_S, however long it took on this machine, so that such
-bots play the same match, record for record, every time, on a busy machine too; a slower answer
-counts as long as it took (in whole steps), so that it runs down the clocks as on the referee.
-play_many plays many matches, the teams changing seats on the same deal every other game.
+play_match drives the referee's own match core (referee.match.Match) with virtual time. Each
+seat's bot sits behind the same seat driver as over gRPC (clients.driver): it is handed the very
+messages the referee would send the seat (its Welcome, Snapshot, events and requests, every seat
+of a bomb window whatever its hand), folds them into the seat's observation, and answers as it
+would over the wire, so the same bots leave the same moves in the replay here and there. A bot's
+answer arrives as long after its request as the bot took to decide (its own seat's requests one
+after another, the seats in parallel), so a slow bot times out and gets the defaults exactly as
+on the referee; bomb windows, bombs and Tichu calls out of turn work as there too. An answer well
+within the clocks (under steady_think_s) counts as one THINK_STEP_S, however long it took on this
+machine, so that such bots play the same match, record for record, every time, on a busy machine
+too; a slower answer counts as long as it took (in whole steps), so that it runs down the clocks
+as on the referee. play_many plays many matches, the teams changing seats on the same deal every
+other game.
 """
 
 from __future__ import annotations
@@ -22,31 +24,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from clients.bot import Bot, Harness, Rejection
+from clients.bot import Bot
+from clients.driver import SeatDriver
 from referee.match import ClockSettings, Match
-from referee.match.messages import (
-    Cancelled,
-    Connect,
-    Decision,
-    Input,
-    OutOfTurn,
-    Output,
-    Received,
-    Request,
-    SeatOptions,
-    Send,
-    Tick,
-    Write,
-)
-from referee.match.messages import Rejection as RejectionMessage
-from referee.match.records import EventRecord, Line
-from referee.rules import OFFICIAL, Action, CallTichu, DecisionKind, Decline, RulesConfig, observe
+from referee.match.messages import Connect, Input, OutMessage, Output, Received, Send, Tick, Write
+from referee.match.records import Line
+from referee.rules import OFFICIAL, RulesConfig
 
 __all__ = ["LOCAL_CLOCK", "MatchOutcome", "MatchSummary", "SeatStats", "play_many", "play_match"]
 
 # The referee's default clocks, without heartbeats: in one process no stream can stall.
 LOCAL_CLOCK = ClockSettings(heartbeat_interval_ms=0)
-DECLINE = Decline()
 # Think times count in whole steps of this length: bots that answer well within the clocks then
 # answer in the same order, at the same virtual times, every time, and play the same match.
 THINK_STEP_S = 0.01
@@ -91,7 +79,7 @@ class MatchOutcome:
 
 
 class _LocalMatch:
-    """One in-process match: the Match, the seats' harnesses, and the answers on their way."""
+    """One in-process match: the Match, each seat's driver, and the answers on their way."""
 
     def __init__(
         self,
@@ -101,7 +89,7 @@ class _LocalMatch:
         clock: ClockSettings,
         on_record: Callable[[Line], None] | None,
     ) -> None:
-        self.harnesses = [Harness(bot, seat) for seat, bot in enumerate(bots)]
+        self.drivers = [SeatDriver(bot, seat=seat) for seat, bot in enumerate(bots)]
         for seat, bot in enumerate(bots):
             bot.rng.seed(f"tichu-bot/{seed}/{seat}")
         self.on_record = on_record
@@ -117,64 +105,35 @@ class _LocalMatch:
         self._free_at = [0.0] * len(bots)  # when each seat's bot is done with what it was asked
         self.steady_think_s = min(STEADY_THINK_S, clock.decision_ms / 4000, clock.window_ms / 4000)
         self._carry_out(self.match.drain())
-        for seat, bot in enumerate(bots):
-            # As the SDK's Hello asks (clients.connect): the same requests as over gRPC.
-            options = SeatOptions(bot.referee_declines, referee_passes=bot.referee_passes)
-            self._feed(Connect(seat, seat, bot.name, bot.version, options))
+        for seat, (bot, driver) in enumerate(zip(bots, self.drivers, strict=True)):
+            # The Hello the SDK sends over gRPC (clients.connect) asks the same of the referee.
+            self._feed(Connect(seat, seat, bot.name, bot.version, driver.options))
 
     def _feed(self, item: Input) -> None:
         self._carry_out(self.match.handle(item, self.now))
 
     def _carry_out(self, outputs: list[Output]) -> None:
         for out in outputs:
-            if isinstance(out, Write):
-                record = out.record
-                if isinstance(record, EventRecord):
-                    # The event itself rather than its JSON on the wire: the same values, unparsed.
-                    for seat, harness in enumerate(self.harnesses):
-                        if record.event.visible_to(seat):
-                            harness.event(record.event)
-                if self.on_record is not None:
-                    self.on_record(record)
-            elif isinstance(out, Send):
-                message = out.message
-                if isinstance(message, Request):
-                    self._ask(out.stream, message)
-                elif isinstance(message, RejectionMessage):
-                    rejection = Rejection(
-                        message.reason.value,
-                        message.rule,
-                        message.message,
-                        message.request_id,
-                        message.state_version,
-                    )
-                    self.harnesses[out.stream].rejection(rejection)
-                elif isinstance(message, Cancelled):
-                    pass  # an answer still on its way is refused as late or unknown, as on the referee
+            if isinstance(out, Send):
+                self._deliver(out.stream, out.message)
+            elif isinstance(out, Write) and self.on_record is not None:
+                self.on_record(out.record)
 
-    def _ask(self, seat: int, request: Request) -> None:
-        """Ask the seat's bot now; its answer arrives once the bot has taken its time."""
-        harness = self.harnesses[seat]
-        match = self.match
+    def _deliver(self, seat: int, message: OutMessage) -> None:
+        """Hand a message to the seat's driver; what it answers arrives once the bot has taken its
+        time (a request's answer), or at once (anything else)."""
         started = time.perf_counter()
-        window = request.kind is DecisionKind.BOMB_WINDOW
-        if window and harness.declines_unseen(match.state.hands[seat], request.can_call_tichu):
-            action: Action = DECLINE
-        else:
-            obs = observe(match.state, seat)
-            if request.can_call_tichu and harness.wants_tichu_call(obs):
-                # Said at once, before the bot decides: it is public, and changes no request.
-                self._feed(Received(seat, OutOfTurn(match.version_for(seat), CallTichu())))
-                obs = observe(match.state, seat)
-            action = harness.decide(obs, request.kind)
+        answers = self.drivers[seat].handle(message)
+        if not answers:
+            return
         took = time.perf_counter() - started
         think_s = (
             THINK_STEP_S if took < self.steady_think_s else math.ceil(took / THINK_STEP_S) * THINK_STEP_S
         )
         arrives = max(self.now, self._free_at[seat]) + think_s
         self._free_at[seat] = arrives
-        answer = Received(seat, Decision(request.request_id, request.state_version, action))
-        heapq.heappush(self._arriving, (arrives, next(self._order), answer))
+        for answer in answers:
+            heapq.heappush(self._arriving, (arrives, next(self._order), Received(seat, answer)))
 
     def run(self, max_rounds: int | None) -> bool:
         """Play until the match ends (True) or `max_rounds` rounds have been scored (False)."""
@@ -217,7 +176,7 @@ class _LocalMatch:
                 bombs=counts[seat].bombs,
                 timeouts=counts[seat].timeouts,
             )
-            for seat, h in enumerate(self.harnesses)
+            for seat, h in enumerate(d.harness for d in self.drivers)
         )
         winner = state.winner if finished else None
         return MatchOutcome(state.scores, winner, len(state.history), seats, finished, seconds)

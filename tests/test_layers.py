@@ -37,9 +37,11 @@ MAX_CLASS_LINES = 500
 # Match's seats and streams apart from its decisions).
 OVERSIZED: dict[str, int] = {}
 WIRE = ("google.protobuf", "grpc", "grpc_tools", "referee.wire", "referee.server")
-# The clients that speak the wire themselves: the SDK's connector, the scripted test seat and
-# the arena's lobby client; the tournament worker runs the connector.
-WIRE_CLIENTS = {"connect.py", "scripted.py", "arena.py"}
+# The clients that speak the wire themselves: the SDK's codec and its connector (transport only),
+# the scripted test seat and the arena's lobby client; the tournament worker runs the connector.
+WIRE_CLIENTS = {"codec.py", "connect.py", "scripted.py", "arena.py"}
+# Of those, the ones that read protobuf messages (the seat's play loop reads none: the codec does).
+WIRE_READERS = {"codec.py", "scripted.py", "arena.py"}
 # datetime turns the wall time the caller passed in into a replay's timestamps; reading the
 # clock from it is refused below.
 MATCH_ALLOWED_STDLIB = {"datetime"}
@@ -118,6 +120,33 @@ def test_the_wire_clients_are_the_ones_named() -> None:
     # The exceptions above are real: the connector and the scripted seat do speak protobuf.
     for name in WIRE_CLIENTS:
         assert any(under(module, "referee.wire") for _, module in names(CLIENTS / name)), name
+
+
+def reads_protobuf(path: Path) -> list[str]:
+    """Where a module reads a protobuf message: asks its oneof, or imports the referee's codec."""
+    found = []
+    for node in ast.walk(tree_of(path)):
+        if isinstance(node, ast.Attribute) and node.attr in ("WhichOneof", "HasField"):
+            found.append(f"{path.name}:{node.lineno}: {node.attr}")
+        if isinstance(node, ast.ImportFrom) and node.module and under(node.module, "referee.server"):
+            found.append(f"{path.name}:{node.lineno}: from {node.module}")
+    return found
+
+
+SDK_FILES = [p for p in python_files(CLIENTS) if p.name not in WIRE_READERS]
+
+
+@pytest.mark.parametrize("path", SDK_FILES, ids=[str(p.relative_to(ROOT)) for p in SDK_FILES])
+def test_the_sdk_decodes_no_protobuf_outside_its_codec(path: Path) -> None:
+    # The seat driver reads the match core's values; clients/codec.py makes them of the wire.
+    found = reads_protobuf(path)
+    assert not found, found
+
+
+def test_the_protobuf_reader_check_catches_a_reader(tmp_path: Path) -> None:
+    module = tmp_path / "reader.py"
+    module.write_text("from referee.server.codec import unbundle\nkind = message.WhichOneof('kind')\n")
+    assert len(reads_protobuf(module)) == 2
 
 
 def test_the_server_table_speaks_plain_values() -> None:
@@ -209,13 +238,7 @@ def borrowed(path: Path) -> list[str]:
     return problems
 
 
-# The SDK's own are h23front's to mend with the seat driver (issue 23, part 3).
-SDK_PENDING = {"clients/bot.py", "clients/connect.py"}
-OWN_NAMES = [
-    p
-    for p in [*ALL_FILES, *python_files(ROOT / "bench")]
-    if p.relative_to(ROOT).as_posix() not in SDK_PENDING
-]
+OWN_NAMES = [*ALL_FILES, *python_files(ROOT / "bench")]
 
 
 @pytest.mark.parametrize("path", OWN_NAMES, ids=[str(p.relative_to(ROOT)) for p in OWN_NAMES])

@@ -485,7 +485,9 @@ class Match:
             for slot in self._seats:
                 if event.visible_to(slot.seat):
                     slot.seq += 1
-                    links.deliver(slot.seat, EventMessage(slot.seq, seen[slot.seat], entry.type, entry.json))
+                    links.deliver(
+                        slot.seat, EventMessage(slot.seq, seen[slot.seat], entry.type, entry.json, event)
+                    )
             if entry.type == "round_scored":  # the end of a round: nobody's events wait past it
                 links.release_all()
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from collections.abc import Sequence
 from typing import Any
 
 from referee.match.clock import ClockSettings
 from referee.match.outcome import Outcome, RoundScore
 from referee.match.records import Line
 from referee.match.summary import SeatSummary
-from referee.rules import Action, DecisionKind, Observation, RulesConfig, State
+from referee.rules import Action, DecisionKind, Event, Observation, RulesConfig, State, legal_decisions
 
 
 class RejectionReason(StrEnum):
@@ -208,6 +209,7 @@ class Request:
 
     They are listed only when the request is encoded (a lead can list hundreds of plays): the
     state is never changed in place, so the list is the one of the state the request was made for.
+    A request read off the wire has no state: `listed` holds the answers the wire listed.
     """
 
     request_id: int
@@ -217,8 +219,16 @@ class Request:
     bank_left_ms: int
     can_call_tichu: bool
     exchange_to: tuple[int, ...]  # EXCHANGE: the recipients, in seat order
-    seat: int
-    state: State = field(compare=False, repr=False)
+    seat: int = -1  # -1: read off the wire, where the stream names the seat
+    state: State | None = field(default=None, compare=False, repr=False)
+    listed: Sequence[Action] | None = field(default=None, compare=False, repr=False)
+
+    def legal(self) -> Sequence[Action]:
+        """The request's legal answers (an exchange's are described by exchange_to, not listed)."""
+        if self.listed is not None:
+            return self.listed
+        assert self.state is not None, "a request has either its state or its listed answers"
+        return legal_decisions(self.state, self.seat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +248,9 @@ class EventMessage:
     state_version: int
     type: str
     json: str
+    # The event itself where the match core made it (in one process, nothing to parse); None
+    # when the message was read off the wire.
+    event: Event | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,6 +265,7 @@ def request_to_proto(
     msg.bank_left_ms = request.bank_left_ms
     msg.can_call_tichu = request.can_call_tichu
     state, seat = request.state, request.seat
+    assert state is not None, "the referee sends requests of its own state"
     decisions_json: list[str] | None = None  # an exchange's are described, not listed: short
     if request.kind is DecisionKind.EXCHANGE:
         msg.exchange_give = len(request.exchange_to)

@@ -11,9 +11,12 @@ from typing import Any
 import grpc
 import pytest
 
-from clients.bot import Bot, Rejection
-from clients.connect import ConnectError, MatchResult, add_bot_arguments, connect, load_bot, run_bot
+from clients.bot import Bot
+from clients.codec import referee_messages
+from clients.connect import ConnectError, MatchResult, add_bot_arguments, connect, run_bot
+from clients.loading import load_bot
 from clients.random_bot import RandomBot
+from referee.match.messages import Rejection, RejectionReason, ResultMessage
 from referee.match.outcome import Termination
 from referee.rules import Action, Observation, RulesConfig, state_from_json
 from referee.server.codec import action_from_proto, config_to_proto
@@ -82,7 +85,10 @@ def test_hello_pong_and_decision_echo_the_referee() -> None:
     bot = RandomBot()
     bot.version = "2.5"
     result = play(referee, bot, name="Rando")
-    assert result == MatchResult("m", 0, (100, 0), False, -1, "", {})
+    # The scripted result sends no summary: none is read back, and the termination is read from
+    # the winner and the reason, as of a referee older than the field.
+    summary = {"match_id": "m", "state_version": 0, "seats": []}
+    assert result == MatchResult("m", 0, (100, 0), False, -1, "", summary, termination="played_out")
     (log,) = referee.streams
     hello = log[0].hello
     assert (hello.token, hello.bot_name, hello.bot_version) == (TOKEN, "Rando", "2.5")
@@ -226,7 +232,7 @@ def test_rejections_reach_the_bot() -> None:
 
     bot = Listener()
     play(ScriptedReferee([script]), bot)
-    assert bot.rejections == [Rejection("stale", "", "decided on state 40", 42, 41)]
+    assert bot.rejections == [Rejection(RejectionReason.STALE, "", "decided on state 40", 42, 41)]
 
 
 class HearingBot(RandomBot):
@@ -270,7 +276,14 @@ def test_a_repeated_request_is_answered_once_and_a_repeated_event_heard_once() -
     assert len(bot.heard) == 1
 
 
-def test_the_sdk_reads_how_the_match_ended_and_its_rounds_and_an_older_referee_leaves_them_empty() -> None:
+def sdk_result(message: pb.MatchResult) -> MatchResult:
+    """The SDK's MatchResult of a wire result, read as the connector reads it (clients.codec)."""
+    (end,) = referee_messages(pb.RefereeMessage(result=message))
+    assert isinstance(end, ResultMessage)
+    return MatchResult.of(end.result)
+
+
+def test_the_sdk_reads_how_the_match_ended_and_its_rounds_and_an_older_referee_leaves_them_out() -> None:
     message = pb.MatchResult(
         match_id="m",
         winner=1,
@@ -279,11 +292,14 @@ def test_the_sdk_reads_how_the_match_ended_and_its_rounds_and_an_older_referee_l
         termination=pb.TERMINATION_PLAYED_OUT,
         round_scores=[pb.RoundScore(points_a=300, points_b=400), pb.RoundScore(points_a=0, points_b=620)],
     )
-    result = MatchResult.from_proto(message)
+    result = sdk_result(message)
     assert result.termination == "played_out" and result.round_scores == ((300, 400), (0, 620))
     # Each name is the one the replay's result line and the match core use.
-    names = {name: MatchResult.from_proto(pb.MatchResult(termination=name)).termination
+    names = {name: sdk_result(pb.MatchResult(termination=name, winner=-1)).termination
              for name in pb.Termination.DESCRIPTOR.values_by_name}  # fmt: skip
-    assert set(names.values()) - {""} == {t.value for t in Termination}
-    older = MatchResult.from_proto(pb.MatchResult(match_id="m", winner=0, scores=[100, 0]))
-    assert older.termination == "" and older.round_scores == ()
+    assert set(names.values()) == {t.value for t in Termination}
+    # An older referee sends neither: the termination is read back from the winner and the reason.
+    older = sdk_result(pb.MatchResult(match_id="m", winner=0, scores=[100, 0]))
+    assert older.termination == "played_out" and older.round_scores == ()
+    forfeit = sdk_result(pb.MatchResult(winner=0, scores=[0, 0], forfeit=True, forfeiting_team=1))
+    assert forfeit.forfeit and forfeit.forfeiting_team == 1 and forfeit.termination != "played_out"

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from clients.bot import Bot, DecisionKind, Harness
+from clients.bot import Bot, Harness
 from clients.heuristic_bot import HeuristicBot
 from clients.listed import ListedActions
 from clients.random_bot import RandomBot
 from referee.rules import (
     Action,
     CallTichu,
+    DecisionKind,
     Decline,
     Observation,
     Play,

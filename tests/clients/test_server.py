@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from clients.bot import Bot, Rejection
+from clients.bot import Bot, decision_kind
 from clients.connect import MatchResult, add_bot_arguments, connect, run_bot
 from clients.heuristic_bot import HeuristicBot
 from clients.local import play_match
 from clients.random_bot import RandomBot
 from clients.showcase_bot import ShowcaseBot
-from referee.match.records import CallRecord, DecisionRecord, EventRecord, RejectionRecord
-from referee.rules import Action, Exchange, Observation, Play, RulesConfig
+from referee.match.messages import Rejection
+from referee.match.records import CallRecord, DecisionRecord, EventRecord, RejectionRecord, WindowRecord
+from referee.rules import Action, DecisionKind, Exchange, Observation, Play, RulesConfig
 from referee.rules.events import Called
 from tests.clients.fakes import BrokenBot
 from tests.server.support import ORGANISER
@@ -279,6 +280,49 @@ def test_spontaneous_calls_reach_the_referee() -> None:
     ]
     assert len(flagged) + sum(isinstance(r, CallRecord) for r in records) == 2
     assert not any(isinstance(r, RejectionRecord) for r in records)
+
+
+class CallerOnItsTurn(HeuristicBot):
+    """Calls Tichu out of turn when asked to play, at the first chance of every round."""
+
+    def call_tichu_now(self, obs: Observation) -> bool:
+        """When a play is owed."""
+        return decision_kind(obs) is DecisionKind.PLAY
+
+
+def moves_by_seat(records: Sequence[object]) -> dict[int, list[str]]:
+    """Each seat's moves in its own order, in the replay's words, without times: its decisions,
+    its calls out of turn and its window answers."""
+    moves: dict[int, list[str]] = {}
+    for record in records:
+        if isinstance(record, DecisionRecord):
+            moves.setdefault(record.seat, []).append(f"{record.decision}: {record.action}")
+        elif isinstance(record, CallRecord):
+            moves.setdefault(record.seat, []).append(f"call: {record.action}")
+        elif isinstance(record, WindowRecord):
+            for seat, answer in record.answers:
+                moves.setdefault(seat, []).append(f"window: {answer}")
+    return moves
+
+
+def test_the_same_bots_leave_the_same_moves_in_process_and_over_the_wire() -> None:
+    # One seat driver behind both (clients.driver): a call out of turn rides on the play it comes
+    # with (R-CALL-7) in one process as over gRPC, where it used to be a message of its own.
+    def lineup() -> list[Bot]:
+        return [CallerOnItsTurn(), RandomBot(), HeuristicBot(), ShowcaseBot()]
+
+    rules: dict[str, Any] = {"match_mode": "fixed_rounds:2", "grand_tichu_enabled": False}
+    local_records: list[object] = []
+    play_match(lineup(), RulesConfig(**rules), seed=5, on_record=local_records.append)
+    wire_bots = lineup()
+    for seat, bot in enumerate(wire_bots):
+        bot.rng.seed(f"tichu-bot/5/{seat}")  # as clients.local seeds them
+    table, _, _ = asyncio.run(play_all(wire_bots, "5", rules=json.dumps(rules)))
+    local, wire = moves_by_seat(local_records), moves_by_seat(table.records)
+    assert local == wire
+    # The call rode on a play: one move, no call of its own.
+    assert any(move.startswith("play: ") and "tichu" in move for move in local[0]), local[0]
+    assert not any(move.startswith("call: ") for move in local[0]), local[0]
 
 
 def test_tichu_bot_plays_a_seat_from_the_command_line(
