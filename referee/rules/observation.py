@@ -474,8 +474,25 @@ def advance(obs: Observation, event: Event) -> Observation:
     if not event.visible_to(obs.seat):
         return obs
     fold = _FOLDS.get(type(event))
-    changes = fold(obs, event) if fold is not None else {}
-    return _evolve(obs, {**_IDLE, **changes})
+    if fold is None:
+        # An event that changes nothing a seat sees (a bomb window closing unbombed, four in ten
+        # of a game's events): nothing to make if nothing is owed already.
+        return obs if _is_idle(obs) else _evolve(obs, dict(_IDLE))
+    return _evolve(obs, {**_IDLE, **fold(obs, event)})
+
+
+def _is_idle(obs: Observation) -> bool:
+    """Whether every REFEREE_ONLY field of `obs` says "nothing owed" (is as _IDLE has it)."""
+    return (
+        obs.turn is None
+        and obs.window_open is False
+        and obs.window_order == ()
+        and obs.must_answer_window is False
+        and obs.to_act == ()
+        and obs.legal_actions == ()
+        and obs.legal_decisions == ()
+        and obs.can_call_tichu is False
+    )
 
 
 class _WithCall(Sequence[Action]):

@@ -43,7 +43,7 @@ from referee.rules import (
     to_act,
 )
 from referee.rules.cards import mask_of
-from referee.rules.events import DragonGiftPending, DragonGiven, RoundEnded
+from referee.rules.events import DragonGiftPending, DragonGiven, RoundEnded, WindowClosed
 from referee.rules.legal import ExchangeChoices, exchange_recipients
 from referee.rules.observation import (
     REFEREE_ONLY,
@@ -100,6 +100,27 @@ def test_the_referee_only_fields_are_what_idle_clears() -> None:
     for name in REFEREE_ONLY:
         assert getattr(idle(truth), name) == getattr(IDLE, name)
     assert dataclasses.replace(idle(truth), **{n: getattr(truth, n) for n in REFEREE_ONLY}) == truth
+
+
+@pytest.mark.parametrize("owed", [None, *REFEREE_ONLY])
+def test_an_event_without_a_fold_leaves_nothing_owed(owed: str | None) -> None:
+    # A window closing unbombed changes nothing a seat sees: an idle observation comes back as
+    # it is; one with any referee-only field set (here `owed`) comes back idle.
+    truth = observe(new_game(OFFICIAL, 1)[0], 0)
+    changes: dict[str, Any] = {} if owed is None else {owed: getattr(truth, owed)}
+    if owed is not None and changes[owed] == getattr(IDLE, owed):
+        changes[owed] = _owing(owed)
+    before = dataclasses.replace(idle(truth), **changes)
+    after = advance(before, WindowClosed())
+    assert after == idle(truth)
+    assert (after is before) == (owed is None)
+
+
+def _owing(name: str) -> Any:
+    """A value of a referee-only field that says something is owed."""
+    return {"turn": 0, "window_open": True, "must_answer_window": True, "can_call_tichu": True}.get(
+        name, (0,)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FOLD_CONFIGS))
