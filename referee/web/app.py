@@ -68,63 +68,35 @@ KEEPALIVE_S = 15.0
 RECENT_FINISHED = 50
 SESSION_COOKIE = "tichu_session"
 OWNER_COOKIE = "tichu_owner"  # a bot owner's session in an arena (signed in with the bot's key)
+# Who an organiser session belongs to (a bot owner's holds the bot's name, in its own Sessions).
+ORGANISER = "organiser"
 SESSION_TTL_S = 12 * 3600
 MAX_SESSIONS = 1_000
 MAX_FORM_BYTES = 4_096  # the sign-in form: a token of a few dozen characters
 
 
 class Sessions:
-    """Organiser sessions: random ids (the cookie) that map to when they expire, kept in memory
-    only, so a restart signs everybody out; the oldest go first past MAX_SESSIONS."""
-
-    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
-        self._now = now
-        self._expires: dict[str, float] = {}
-
-    def open(self) -> str:
-        """A new session's id."""
-        now = self._now()
-        self._expires = {sid: at for sid, at in self._expires.items() if at > now}
-        while len(self._expires) >= MAX_SESSIONS:
-            del self._expires[next(iter(self._expires))]
-        sid = secrets.token_urlsafe(32)
-        self._expires[sid] = now + SESSION_TTL_S
-        return sid
-
-    def valid(self, sid: str | None) -> bool:
-        """Whether `sid` names a session that has not expired."""
-        if not sid:
-            return False
-        # One dict lookup by a 256-bit random key: nothing to learn from its timing.
-        at = self._expires.get(sid)
-        return at is not None and at > self._now()
-
-    def close(self, sid: str | None) -> None:
-        """End a session."""
-        if sid:
-            self._expires.pop(sid, None)
-
-
-class OwnerSessions:
-    """A bot owner's sessions (signed in with the bot's key): random ids that map to the bot and
-    when they expire, in memory only; the oldest go first past MAX_SESSIONS."""
+    """Signed-in sessions: random ids (the cookie) that map to who signed in (the organiser, or a
+    bot's owner by the bot's name) and when they expire, kept in memory only, so a restart signs
+    everybody out; the oldest go first past MAX_SESSIONS."""
 
     def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
         self._now = now
         self._open: dict[str, tuple[str, float]] = {}
 
-    def open(self, bot: str) -> str:
-        """A new session of `bot`'s owner; its id."""
+    def open(self, who: str) -> str:
+        """A new session of `who`; its id."""
         now = self._now()
         self._open = {sid: held for sid, held in self._open.items() if held[1] > now}
         while len(self._open) >= MAX_SESSIONS:
             del self._open[next(iter(self._open))]
         sid = secrets.token_urlsafe(32)
-        self._open[sid] = (bot, now + SESSION_TTL_S)
+        self._open[sid] = (who, now + SESSION_TTL_S)
         return sid
 
-    def bot(self, sid: str | None) -> str | None:
-        """The bot whose owner holds session `sid`, unless it expired."""
+    def holder(self, sid: str | None) -> str | None:
+        """Who holds session `sid`, unless it expired (or never was)."""
+        # One dict lookup by a 256-bit random key: nothing to learn from its timing.
         held = self._open.get(sid or "")
         return held[0] if held is not None and held[1] > self._now() else None
 
@@ -338,7 +310,7 @@ def create_app(
     sessions = Sessions()
 
     def organiser(request: Request) -> bool:
-        return sessions.valid(request.cookies.get(SESSION_COOKIE))
+        return sessions.holder(request.cookies.get(SESSION_COOKIE)) == ORGANISER
 
     def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         body = templates.get_template(name).render(
@@ -465,7 +437,7 @@ def create_app(
                 return page(
                     request, "sign_in.html", status_code=403, failed=True, why="not the organiser token"
                 )
-            return _signed_in(request, "/", SESSION_COOKIE, sessions.open())
+            return _signed_in(request, "/", SESSION_COOKIE, sessions.open(ORGANISER))
 
         async def sign_out(request: Request) -> Response:
             if _same_origin(request):
@@ -517,10 +489,10 @@ def create_app(
                 return JSONResponse({"error": "no such bot"}, status_code=404)
             return JSONResponse(bot, headers={"Cache-Control": "no-store"})
 
-        owners = OwnerSessions()
+        owners = Sessions()
 
         def owned(request: Request) -> str | None:
-            return owners.bot(request.cookies.get(OWNER_COOKIE))
+            return owners.holder(request.cookies.get(OWNER_COOKIE))
 
         async def mine(request: Request) -> Response:
             name = owned(request)
