@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,12 @@ def test_hosted_pairs_are_played_on_both_nodes_of_a_ray_cluster_and_rated_once(t
     store.add_bot("showcase", bot="clients.showcase_bot:ShowcaseBot", workdir=str(ROOT))
     out = io.StringIO()
     arena = Arena(config, store, out)
+    host_folders: list[Path] = []  # each host's temporary folder: its bots' logs outlive it
 
     async def body() -> None:
         try:
             await arena.start()
+            host_folders.extend(Path(host.logs).parent for host in arena.ray_hosts)
             assert len({host.node_id for host in arena.ray_hosts}) == 2, out.getvalue()
             # One pair at a time (three bots): no clock, each round waits for its pair's end.
             await settle(arena, 4)
@@ -95,6 +98,8 @@ def test_hosted_pairs_are_played_on_both_nodes_of_a_ray_cluster_and_rated_once(t
             await arena.stop()
 
     asyncio.run(body())
+    for folder in host_folders:
+        shutil.rmtree(folder, ignore_errors=True)
     pairs = store.pairs(state="finished")
     assert len(pairs) == 4 and not store.pairs(state="voided"), out.getvalue()
     hosts = {pair.id: {game.host for game in store.games(pair.id)} for pair in pairs}
