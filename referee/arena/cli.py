@@ -1,6 +1,7 @@
 """`tichu arena`: serve an arena, register its bots, print its leaderboard, rate it again.
 
 tichu arena serve [CONFIG] [--store PATH] [--listen HOST:PORT] [--http HOST:PORT]
+                  [--ray auto|HOST:PORT|local:N [--hosts-per-node K]]
 tichu arena bot add NAME (--bot MODULE:CLASS | --command CMD) [--key-file FILE]
 tichu arena bot rotate-key NAME [--key-file FILE]
 tichu arena bot disable NAME | enable NAME | list
@@ -46,6 +47,17 @@ def add_arena_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--listen", default="", metavar="HOST:PORT", help="the referee's gRPC address")
     serve.add_argument("--http", default="", metavar="HOST:PORT", help="serve the web face there")
     serve.add_argument("--no-sandbox", action="store_true", help="run hosted bots without the sandbox")
+    ray = serve.add_argument_group("on a Ray cluster (pip install 'tichu-referee[ray]')")
+    ray.add_argument(
+        "--ray",
+        default="",
+        metavar="auto|HOST:PORT|local:N",
+        help="play the pairs of hosted bots on the hosts of a Ray cluster, as tournaments do: the "
+        "one `ray start` joined here (auto), the head at HOST:PORT, or N local nodes (to try it out)",
+    )
+    ray.add_argument(
+        "--hosts-per-node", type=int, default=None, metavar="K", help="hosts per node (its CPUs)"
+    )
     bot = sub.add_parser("bot", help="register, re-key, disable and list bots")
     bots = bot.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
     add = bots.add_parser(
@@ -85,6 +97,8 @@ def run_arena(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 listen=args.listen,
                 http=args.http,
                 sandbox=not args.no_sandbox,
+                ray=args.ray,
+                hosts_per_node=args.hosts_per_node,
             )
             return _serve(config, out)
         store = ArenaStore(args.store or DEFAULT_STORE)
@@ -206,6 +220,13 @@ async def _serve_async(config: ArenaConfig, out: TextIO) -> int:
             print(f"tichu arena: {error}", file=sys.stderr)
             return 1
         print(f"arena {config.name!r}: referee on {address}, store {config.store}", file=out, flush=True)
+        if arena.ray_hosts:
+            print(
+                f"arena: pairs of hosted bots on {len(arena.ray_hosts)} Ray host(s) ({config.ray}); "
+                "pairs with a remote bot here",
+                file=out,
+                flush=True,
+            )
         if config.http:
             web = await _start_web(arena, config)
             print(f"arena web face on {web.url}/arena", file=out, flush=True)

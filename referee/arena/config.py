@@ -12,6 +12,8 @@ leaderboards = "separate"     # hosted and remote bots ranked apart, or "one"
 pause_after_forfeits = 3      # pairs in a row with a forfeit before a bot is paused
 game_timeout_s = 900.0
 start_timeout_s = 60.0
+ray = ""                      # hosted pairs on a Ray cluster (--ray): auto, HOST:PORT or local:N
+ray_hosts_per_node = 0        # referees per Ray node (--hosts-per-node); 0: one per CPU
 
 [rules]                       # as a tournament's; the default preset plays 4 deals a game
 [clock]                       # as a tournament's
@@ -29,6 +31,7 @@ from pathlib import Path
 from referee.match import ClockSettings
 from referee.rules import RulesConfig
 from referee.rules.config import TOURNAMENT
+from referee.tournament.cluster import parse_ray_target
 from referee.tournament.config import DEFAULT_CLOCK as TOURNAMENT_CLOCK
 from referee.tournament.config import (
     ConfigError,
@@ -69,6 +72,10 @@ class ArenaConfig:
     house: tuple[Entrant, ...] = SAMPLE_HOUSE
     sandbox: bool = True
     source: Path = field(default=Path("arena.toml"))
+    # The Ray cluster whose hosts play the pairs of two hosted bots (the tournament's --ray:
+    # auto, HOST:PORT or local:N); "" plays every pair on the arena's own referee.
+    ray: str = ""
+    ray_hosts_per_node: int = 0  # 0: one host per CPU of each node, as in tournaments
 
     def leaderboard(self, kind: str) -> str:
         """The leaderboard a bot of `kind` ("hosted" or "remote") is ranked on."""
@@ -77,7 +84,7 @@ class ArenaConfig:
 
 _ARENA_KEYS = {
     "name", "store", "output_dir", "listen", "http", "pair_every_s", "concurrency", "leaderboards",
-    "pause_after_forfeits", "game_timeout_s", "start_timeout_s",
+    "pause_after_forfeits", "game_timeout_s", "start_timeout_s", "ray", "ray_hosts_per_node",
 }  # fmt: skip
 
 
@@ -125,6 +132,18 @@ def parse_arena_config(text: str, source: Path = Path("arena.toml")) -> ArenaCon
         if not 1 <= value <= 86_400:
             raise reader.error((*here, key), f"must be 1 to 86400 seconds, not {value}")
         timeouts[key] = value
+    ray = reader.get((*here, "ray"), str, defaults.ray)
+    if ray:
+        try:
+            parse_ray_target(ray)
+        except ValueError:
+            raise reader.error(
+                (*here, "ray"),
+                f"must be auto, HOST:PORT (the head's address) or local:N (1 to 16), not {ray!r}",
+            ) from None
+    hosts_per_node = reader.get((*here, "ray_hosts_per_node"), int, defaults.ray_hosts_per_node)
+    if not 0 <= hosts_per_node <= 256:
+        raise reader.error((*here, "ray_hosts_per_node"), f"must be 0 to 256 hosts, not {hosts_per_node}")
     rules = _rules(reader)
     house = read_entrants(reader, base, "house", least=0) if "house" in reader.data else SAMPLE_HOUSE
     for entrant in house:
@@ -144,6 +163,8 @@ def parse_arena_config(text: str, source: Path = Path("arena.toml")) -> ArenaCon
         clock=read_clock(reader),
         house=house,
         source=source,
+        ray=ray,
+        ray_hosts_per_node=hosts_per_node,
         **timeouts,
     )
 
@@ -156,15 +177,29 @@ def _rules(reader: ConfigReader) -> RulesConfig:
 
 
 def with_overrides(
-    config: ArenaConfig, *, store: Path | None = None, listen: str = "", http: str = "", sandbox: bool = True
+    config: ArenaConfig,
+    *,
+    store: Path | None = None,
+    listen: str = "",
+    http: str = "",
+    sandbox: bool = True,
+    ray: str = "",
+    hosts_per_node: int | None = None,
 ) -> ArenaConfig:
-    """The config with the command line's --store, --listen, --http and --no-sandbox where given."""
+    """The config with the command line's --store, --listen, --http, --no-sandbox, --ray and
+    --hosts-per-node where given (ValueError for a --ray or --hosts-per-node it cannot take)."""
+    if ray:
+        parse_ray_target(ray)
+    if hosts_per_node is not None and hosts_per_node < 0:
+        raise ValueError(f"--hosts-per-node takes 0 or more, not {hosts_per_node}")
     return dataclasses.replace(
         config,
         store=store or config.store,
         listen=listen or config.listen,
         http=http or config.http,
         sandbox=config.sandbox and sandbox,
+        ray=ray or config.ray,
+        ray_hosts_per_node=config.ray_hosts_per_node if hosts_per_node is None else hosts_per_node,
     )
 
 

@@ -5,6 +5,13 @@ Every `pair_every_s` it seats the ready bots: each chosen pair plays two tables 
 deals and the two bots' seats swapped, and is written to the store as finished (then rated) or
 voided (then never rated). A bot added while the arena runs is let in at the next round of the
 matchmaker, plays its validation pair, and enters the ladder if it broke no rule there.
+
+With a Ray cluster in the config (`ray`, or `tichu arena serve --ray`), the pairs of two hosted
+bots are played on the tournament's Ray hosts (cluster.py: a GameHost actor per CPU of each node),
+both tables of a pair on one host, the least busy; every hosted bot is let in on every host. The
+arena stays the one coordinator and the one writer of the store and the replays: a Ray host sends
+each game's result and replay back. A pair with a remote bot stays on the arena's own referee,
+the one remote bots connect to.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from referee.arena.store import ArenaStore, BotRow, BotState, GameRow, RatingRow
 from referee.log import get_logger
 from referee.match import MatchResult
 from referee.match.digests import SALT_BYTES
+from referee.tournament.cluster import RayFleet, RayHost, parse_ray_target
 from referee.tournament.config import Entrant, SprtSettings, Team, TournamentConfig
-from referee.tournament.host import GameHost, GameOrder, GameOutcome, HostError
+from referee.tournament.host import GameHost, GameOrder, GameOutcome, Host, HostError, HostLostError
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
 # The counts of a seat's line that the arena keeps per game, summed over a bot's two seats.
@@ -56,6 +64,10 @@ class Arena:
         self.out = out
         self.rng = rng or random.Random(secrets.randbits(64))
         self.host: GameHost | None = None
+        self.fleet: RayFleet | None = None  # the Ray hosts of hosted pairs, when the config names a cluster
+        self.ray_hosts: list[RayHost] = []
+        self.placed: dict[int, Host] = {}  # pair id -> the host playing it
+        self._pairs_placed: dict[str, int] = {}  # host name -> pairs sent to it so far (spreads ties)
         self.admitted: dict[str, int] = {}  # hosted bot -> the version its processes run
         self.playing: dict[int, tuple[str, str]] = {}  # pair id -> its bots
         self.tasks: set[asyncio.Task[None]] = set()
@@ -85,8 +97,25 @@ class Arena:
         except HostError:
             self.host = None
             raise
+        if self.config.ray:
+            await self._start_fleet()
         await self._admit_new()
         return address
+
+    async def _start_fleet(self) -> None:
+        """Start a host on every node of the config's Ray cluster (HostError if one cannot play;
+        `stop` ends the ones that started)."""
+        self.fleet = RayFleet(
+            parse_ray_target(self.config.ray), hosts_per_node=self.config.ray_hosts_per_node
+        )
+        await self.fleet.start(self._host_config())
+        self.ray_hosts = list(self.fleet.hosts)
+        for host in self.ray_hosts:
+            print(
+                f"arena: Ray host {host.name}: referee on {host.address}, bot logs in {host.logs}",
+                file=self.out,
+                flush=True,
+            )
 
     async def stop(self, why: str = "the arena was stopped") -> None:
         """Void the pairs in play (never half rated), then stop the bots and the referee."""
@@ -101,6 +130,10 @@ class Arena:
         if self.host is not None:
             await self.host.stop()
             self.host = None
+        if self.fleet is not None:
+            await self.fleet.stop()
+            self.fleet = None
+            self.ray_hosts = []
 
     async def run(self, stop: asyncio.Event) -> None:
         """Seat the ready bots every `pair_every_s` until `stop` is set."""
@@ -171,8 +204,10 @@ class Arena:
     # ---------------------------------------------------------------------------- a pair
 
     async def _play(self, pair_id: int, match: Match) -> None:
-        """Play a pair's two tables at once, then write it finished (and rated) or voided."""
-        assert self.host is not None
+        """Play a pair's two tables at once, on one host, then write it finished (and rated) or
+        voided."""
+        host = self._place(match)
+        self.placed[pair_id] = host
         seed = self.store.pair(pair_id).seed
         orders = [
             GameOrder(
@@ -187,7 +222,7 @@ class Arena:
         ]
         try:
             for order in orders:
-                for remote in await self.host.open(order):
+                for remote in await host.open(order):
                     # A remote bot's seat goes to it through the lobby; one that has just left
                     # never comes, and the game's start timeout voids the pair (nobody rated).
                     token, _, rng_seed = (remote.line.split() + ["", ""])[:3]
@@ -201,15 +236,19 @@ class Arena:
                         rng_seed=rng_seed,
                     )
                     self.lobby.seat(remote.entrant, seated)
-            outcomes = await asyncio.gather(*(self.host.finish(o.match_id) for o in orders))
+            outcomes = await asyncio.gather(*(host.finish(o.match_id) for o in orders))
         except asyncio.CancelledError:
             self.playing.pop(pair_id, None)
+            self.placed.pop(pair_id, None)
             raise
+        except HostLostError as error:  # its node died: the pair is voided, the host takes no more
+            self._end(pair_id, match, None, f"its host {host.name} was lost: {error}")
+            return
         except Exception as error:  # a host fault must not take the arena down with it
             self._log.exception("arena_pair_failed", pair_id=pair_id)
             self._end(pair_id, match, None, f"the referee failed: {error}")
             return
-        self._publish(orders)
+        self._publish(orders, outcomes)
         verdict = judge(match, outcomes)
         failures = [o.failure for o in outcomes if o.result is None]
         if failures:
@@ -217,8 +256,22 @@ class Arena:
         else:
             self._end(pair_id, match, verdict, "")
 
+    def _place(self, match: Match) -> Host:
+        """Where a pair is played: two hosted bots on the least busy Ray host that is left (of
+        those equally busy, the one sent the fewest pairs so far), anything else here."""
+        assert self.host is not None
+        hosted = all(self.store.bot(name).hosted for name in (match.a, match.b))
+        alive = [host for host in self.ray_hosts if not host.lost]
+        if not hosted or not alive:
+            return self.host
+        busy = [host.name for host in self.placed.values()]
+        chosen = min(alive, key=lambda host: (busy.count(host.name), self._pairs_placed.get(host.name, 0)))
+        self._pairs_placed[chosen.name] = self._pairs_placed.get(chosen.name, 0) + 1
+        return chosen
+
     def _end(self, pair_id: int, match: Match, verdict: PairVerdict | None, failure: str) -> None:
         self.playing.pop(pair_id, None)
+        self.placed.pop(pair_id, None)
         if failure or verdict is None:
             self.store.void_pair(pair_id, failure)
             print(f"arena: pair {pair_id} {match.a} v {match.b} voided: {failure}", file=self.out, flush=True)
@@ -269,13 +322,18 @@ class Arena:
         self.store.set_state(name, state, reason)
         self.lobby.notice(name, state.value, reason)
 
-    def _publish(self, orders: Sequence[GameOrder]) -> None:
-        """Move the pair's replays to where finished games are kept (and shown)."""
+    def _publish(self, orders: Sequence[GameOrder], outcomes: Sequence[GameOutcome]) -> None:
+        """Move the pair's replays to where finished games are kept (and shown); a Ray host's
+        come back as text with its outcomes, and are written there."""
         self.replay_dir.mkdir(parents=True, exist_ok=True)
-        for order in orders:
-            path = self.live_dir / f"{order.match_id}.jsonl"
+        for order, outcome in zip(orders, outcomes, strict=True):
+            kept = self.replay_dir / f"{order.match_id}.jsonl"
+            if outcome.replay_text is not None:
+                kept.write_text(outcome.replay_text, encoding="utf-8")
+                continue
+            path = self.live_dir / kept.name
             if path.exists():
-                shutil.move(path, self.replay_dir / path.name)
+                shutil.move(path, kept)
 
     # ---------------------------------------------------------------------------- bots
 
@@ -308,13 +366,28 @@ class Arena:
             if bot.state in (BotState.DISABLED, BotState.REFUSED, BotState.PAUSED):
                 if bot.name in self.admitted and not self._busy(bot.name):
                     await self.host.dismiss(bot.name)
+                    await self._on_ray_hosts("dismiss", bot.name)
                     del self.admitted[bot.name]
                 continue
             if self.admitted.get(bot.name) == bot.version or self._busy(bot.name):
                 continue
             entrant = house.get(bot.name) if bot.house else None
             await self.host.admit(entrant or _entrant(bot))
+            await self._on_ray_hosts("admit", entrant or _entrant(bot))
             self.admitted[bot.name] = bot.version
+
+    async def _on_ray_hosts(self, method: str, argument: Entrant | str) -> None:
+        """Let a hosted bot in (or out) on every Ray host at once; a host that fails to is
+        lost to the arena (a pair placed there could not seat the bot)."""
+        alive = [host for host in self.ray_hosts if not host.lost]
+        done = await asyncio.gather(
+            *(getattr(host, method)(argument) for host in alive), return_exceptions=True
+        )
+        for host, error in zip(alive, done, strict=True):
+            if isinstance(error, Exception):
+                host.lost = True
+                self._log.warning("arena_ray_host_lost", host=host.name, error=str(error))
+                print(f"arena: Ray host {host.name} lost: {error}", file=self.out, flush=True)
 
     def _busy(self, name: str) -> bool:
         return any(name in pair for pair in self.playing.values())
@@ -391,6 +464,7 @@ def judge(match: Match, outcomes: Sequence[GameOutcome]) -> PairVerdict:
                 reason=result.reason,
                 stats_a=stats[match.a],
                 stats_b=stats[match.b],
+                host=outcome.host,
             )
         )
     return PairVerdict(tuple(games), faults, forfeited)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from referee.arena.keys import key_hash, key_matches, new_key
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # A bot's name: what the leaderboard, the pages and the replays show.
 BOT_NAME_CHARS = 32
 INTERRUPTED = "the arena stopped while the pair was being played"
@@ -93,6 +93,11 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (pair_id, bot)
     );
     """,
+    # Where each game was played: "arena" (the arena's own referee) or a Ray host's name
+    # (machine/node/index), as a tournament's store says; games stored before say "".
+    2: """
+    ALTER TABLE games ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    """,
 }
 
 
@@ -146,6 +151,7 @@ class GameRow:
     reason: str
     stats_a: dict[str, float]
     stats_b: dict[str, float]
+    host: str = ""  # the host that played it ("arena", or a Ray host's machine/node/index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +380,7 @@ class ArenaStore:
                 (now, points_a, points_b, seq, pair_id),
             )
             db.executemany(
-                "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         pair_id,
@@ -387,6 +393,7 @@ class ArenaStore:
                         g.reason,
                         json.dumps(g.stats_a, sort_keys=True),
                         json.dumps(g.stats_b, sort_keys=True),
+                        g.host,
                     )
                     for g in games
                 ],
@@ -427,8 +434,8 @@ class ArenaStore:
     def games(self, pair_id: int) -> list[GameRow]:
         """A finished pair's games, by table."""
         rows = self._db.execute(
-            "SELECT table_no, match_id, a_seats, points_a, points_b, termination, reason, stats_a, stats_b"
-            " FROM games WHERE pair_id = ? ORDER BY table_no",
+            "SELECT table_no, match_id, a_seats, points_a, points_b, termination, reason, stats_a, stats_b,"
+            " host FROM games WHERE pair_id = ? ORDER BY table_no",
             (pair_id,),
         ).fetchall()
         return [
@@ -442,6 +449,7 @@ class ArenaStore:
                 reason=str(row[6]),
                 stats_a=json.loads(row[7]),
                 stats_b=json.loads(row[8]),
+                host=str(row[9]),
             )
             for row in rows
         ]
@@ -488,6 +496,9 @@ _BOT_COLUMNS = "name, kind, bot, command, workdir, house, state, reason, version
 _PAIR_COLUMNS = (
     "id, bot_a, bot_b, leaderboard, seed, validation, state, reason, started_at, ended_at,"
     " points_a, points_b, finished_seq"
+)
+_GAME_COLUMNS = (
+    "pair_id, table_no, match_id, a_seats, points_a, points_b, termination, reason, stats_a, stats_b, host"
 )
 _RATING_COLUMNS = "bot, leaderboard, mu, sigma, pairs, wins, draws, losses, margin, last_played"
 

@@ -158,6 +158,7 @@ class ArenaView:
                     if (self.replay_dir / f"{g.match_id}.jsonl").exists()
                     else None,
                     "termination": g.termination,
+                    "host": g.host,  # where it was played: "arena", or a Ray host
                 }
                 for g in games
             ],

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.server.service import Traffic
-from referee.tournament.config import TournamentConfig
+from referee.tournament.config import Entrant, TournamentConfig
 from referee.tournament.host import (
     GameHost,
     GameOrder,
@@ -261,6 +261,14 @@ class _HostActor:
         """GameHost.open."""
         return await self.host.open(order)
 
+    async def admit(self, entrant: Entrant) -> None:
+        """GameHost.admit (an arena's bot, let in while the host runs)."""
+        await self.host.admit(entrant)
+
+    async def dismiss(self, name: str) -> None:
+        """GameHost.dismiss."""
+        await self.host.dismiss(name)
+
     async def finish(self, match_id: str) -> GameOutcome:
         """GameHost.finish."""
         return await self.host.finish(match_id)
@@ -308,6 +316,14 @@ class RayHost:
         """The game's outcome from the actor."""
         outcome: GameOutcome = await self._call("finish", match_id)
         return outcome
+
+    async def admit(self, entrant: Entrant) -> None:
+        """Let a local entrant in on the actor's host (an arena's hosted bot)."""
+        await self._call("admit", entrant)
+
+    async def dismiss(self, name: str) -> None:
+        """End a local entrant's processes on the actor's host."""
+        await self._call("dismiss", name)
 
 
 class RayFleet:

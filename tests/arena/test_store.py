@@ -87,6 +87,31 @@ def test_a_store_from_a_newer_release_is_refused_and_an_old_one_migrates(tmp_pat
         ArenaStore(path)
 
 
+def test_a_schema_1_store_keeps_its_games_and_learns_where_new_ones_were_played(tmp_path: Path) -> None:
+    from referee.arena.store import MIGRATIONS, _statements
+
+    path = tmp_path / "arena.sqlite"
+    with sqlite3.connect(path) as db:  # a store as the first release left it, one pair finished
+        for statement in _statements(MIGRATIONS[1]):
+            db.execute(statement)
+        db.execute("PRAGMA user_version = 1")
+        db.execute(
+            "INSERT INTO bots (name, kind, key_hash, key_set_at, state, created_at)"
+            " VALUES ('a', 'hosted', 'h', 0, 'active', 0), ('b', 'hosted', 'h2', 0, 'active', 0)"
+        )
+        db.execute(
+            "INSERT INTO pairs (id, bot_a, bot_b, leaderboard, seed, state, started_at, finished_seq)"
+            " VALUES (1, 'a', 'b', 'hosted', 's', 'finished', 0, 1)"
+        )
+        db.execute("INSERT INTO games VALUES (1, 0, 'm0', 0, 10, 90, 'played_out', '', '{}', '{}')")
+    store = ArenaStore(path)
+    assert store.games(1) == [GameRow(0, "m0", 0, 10, 90, "played_out", "", {}, {}, host="")]
+    pair = store.start_pair("a", "b", "hosted", "s2", validation=False)
+    store.finish_pair(pair, [GameRow(0, "m1", 0, 50, 50, "played_out", "", {}, {}, host="n/1/0")])
+    assert [g.host for g in store.games(pair)] == ["n/1/0"]
+    store.close()
+
+
 def test_key_matching_is_exact() -> None:
     from referee.arena.keys import key_hash, new_key
 
