@@ -8,9 +8,9 @@ is the one translation of the messages to and from the wire.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from collections.abc import Sequence
 from typing import Any
 
 from referee.match.clock import ClockSettings
