@@ -201,10 +201,16 @@ Policy = Callable[[Request], Answer]
 THINK_S = (0.0, 0.125, 0.25, 0.5, 1.0, 1.75)
 
 
+def state_of(request: Request) -> State:
+    """The state a request of the match core's was made for (a request read off the wire has none)."""
+    assert request.state is not None
+    return request.state
+
+
 def _position_key(request: Request) -> str:
     """The position a request is about, the same whichever request asks it: a request kept open
     across a Tichu call, or a fresh one for the same decision after a resume."""
-    state = request.state
+    state = state_of(request)
     trick = tuple((seat, cards) for seat, cards, _ in state.trick)
     return repr(
         (state.round, state.phase.value, request.seat, request.kind.value, state.hands, trick)
@@ -230,7 +236,7 @@ def seeded_policy(
         call_first = in_play and request.can_call_tichu and call_roll < call_rate
         if silent_roll < silent_rate:
             return Answer(None, think_s, call_first)
-        state, seat = request.state, request.seat
+        state, seat = state_of(request), request.seat
         legal = legal_decisions(state, seat) if request.kind is not DecisionKind.EXCHANGE else ()
         if request.kind is DecisionKind.EXCHANGE:
             chosen: Action = default_action(state, seat)

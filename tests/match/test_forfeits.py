@@ -34,6 +34,7 @@ from tests.match.support import (
     records,
     request_of,
     requests,
+    state_of,
     stream,
     tick,
 )
@@ -55,7 +56,7 @@ def with_silent_seat(limit: int, silent: int = 1) -> tuple[Match, list[Output]]:
         for seat in range(4):
             if seat != silent:
                 for request in requests(out, seat):
-                    everything += answer(match, request, default_action(request.state, seat), t)
+                    everything += answer(match, request, default_action(state_of(request), seat), t)
         t += STEP_S
         out = tick(match, t)
         everything += out

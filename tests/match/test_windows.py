@@ -12,7 +12,7 @@ from referee.match import ClockSettings, Match, RejectionReason
 from referee.match.messages import Note, Output, Request
 from referee.match.moves import rerun
 from referee.match.records import CallRecord, EventRecord, ViolationRecord, WindowRecord
-from referee.rules import DecisionKind, Decline, legal_decisions, state_from_json, state_to_json
+from referee.rules import DecisionKind, Decline, state_from_json, state_to_json
 from tests.match.support import (
     CLOCK,
     answer,
@@ -65,8 +65,8 @@ def test_every_seat_is_asked_at_once_with_the_same_version_and_deadline() -> Non
     # Issued in window order: the next seat after the actor first, the actor last.
     assert sorted(windows, key=lambda seat: windows[seat].request_id) == [1, 2, 3, 0]
     assert list(match.state.window) == [1, 2, 3, 0]
-    assert [str(a) for a in legal_decisions(windows[3].state, 3)] == ["decline"]
-    assert [str(a) for a in legal_decisions(windows[1].state, 1)] == ["decline", BOMB1]
+    assert [str(a) for a in windows[3].legal()] == ["decline"]
+    assert [str(a) for a in windows[1].legal()] == ["decline", BOMB1]
     assert match.next_deadline() == WINDOW_END
 
 
@@ -130,7 +130,7 @@ def test_the_first_bomb_in_window_order_wins_whatever_the_arrival_order(arrival:
     # A new window opens after the bomber; seat 2 may submit its bomb again.
     again = {seat: request_of(out, seat, DecisionKind.BOMB_WINDOW) for seat in range(4)}
     assert list(match.state.window) == [2, 3, 0, 1]
-    assert BOMB2 in [str(a) for a in legal_decisions(again[2].state, 2)]
+    assert BOMB2 in [str(a) for a in again[2].legal()]
 
 
 def test_a_later_bomb_applies_once_everyone_before_it_declined() -> None:
