@@ -8,7 +8,7 @@ run in other processes.
 
 1. Round trip per decision. (a) A bare grpc.aio bidirectional stream: the client writes a
    BotMessage and waits for the RefereeMessage the echo servicer returns. (b) The referee: four
-   scripted seats (clients.scripted.ScriptedSeat, the tests' wire-level seat, with a clock) answer
+   scripted seats (referee.scripted.ScriptedSeat, the tests' wire-level seat, with a clock) answer
    every DecisionRequest at once (no calls, bomb windows declined, else the first legal action);
    a round trip runs from the Decision leaving the seat to the first message the referee sends
    that seat because of it (the seat's own event, or a Rejection). A bomb window resolves on its
@@ -66,7 +66,6 @@ from typing import Any
 
 import grpc
 
-from clients.scripted import ScriptedSeat, exchange_lowest
 from referee import log
 from referee.demo import DEMO_CLOCK
 from referee.match import PROTOCOL_VERSION, ClockSettings
@@ -75,6 +74,7 @@ from referee.match.tally import percentile
 from referee.replay import read_replay
 from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_decisions, new_game, to_act
 from referee.rules.events import RoundScored
+from referee.scripted import ScriptedSeat, exchange_lowest
 from referee.server.codec import action_to_proto
 from referee.server.serve import RunningServer, freeze_startup_heap, start_server
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -282,7 +282,7 @@ def quiet_first(seat: ScriptedSeat, request: pb.DecisionRequest) -> pb.Action:
 
 
 class _Seat(ScriptedSeat):
-    """The shared scripted seat (clients.scripted), timing its decisions' round trips.
+    """The shared scripted seat (referee.scripted), timing its decisions' round trips.
 
     A round trip runs from the Decision leaving the seat (`decide`) to the first message the
     referee sends this seat because of it (`track`, stamped with the message's arrival off the

@@ -3,7 +3,8 @@
 - referee.match is pure: the standard library (no clocks, I/O, logging or concurrency),
   referee.rules and orjson (pure functions) only; time is an argument.
 - protobuf and grpc appear nowhere in referee/rules, referee/match, referee/replay or clients/,
-  but in the SDK's connector and the scripted seat (the tests' and benchmarks' wire-level client);
+  but in the SDK's codec and connector and the arena's lobby client (the scripted wire seat of the
+  kit, the tests and the benchmarks is referee/scripted.py, outside the SDK);
   in referee/server, the generated stubs only in the codec, the service and serve.
 - referee never imports clients (the SDK's commands reach `tichu` as entry points).
 - no class of referee/ or clients/ is over MAX_CLASS_LINES lines (the generated stubs aside):
@@ -37,11 +38,11 @@ MAX_CLASS_LINES = 500
 # Match's seats and streams apart from its decisions).
 OVERSIZED: dict[str, int] = {}
 WIRE = ("google.protobuf", "grpc", "grpc_tools", "referee.wire", "referee.server")
-# The clients that speak the wire themselves: the SDK's codec and its connector (transport only),
-# the scripted test seat and the arena's lobby client; the tournament worker runs the connector.
-WIRE_CLIENTS = {"codec.py", "connect.py", "scripted.py", "arena.py"}
+# The clients that speak the wire themselves: the SDK's codec and its connector (transport only)
+# and the arena's lobby client; the tournament worker runs the connector.
+WIRE_CLIENTS = {"codec.py", "connect.py", "arena.py"}
 # Of those, the ones that read protobuf messages (the seat's play loop reads none: the codec does).
-WIRE_READERS = {"codec.py", "scripted.py", "arena.py"}
+WIRE_READERS = {"codec.py", "arena.py"}
 # datetime turns the wall time the caller passed in into a replay's timestamps; reading the
 # clock from it is refused below.
 MATCH_ALLOWED_STDLIB = {"datetime"}
@@ -117,7 +118,7 @@ def test_protobuf_and_grpc_stay_in_the_shell(path: Path) -> None:
 
 
 def test_the_wire_clients_are_the_ones_named() -> None:
-    # The exceptions above are real: the connector and the scripted seat do speak protobuf.
+    # The exceptions above are real: the codec, the connector and the lobby client do speak protobuf.
     for name in WIRE_CLIENTS:
         assert any(under(module, "referee.wire") for _, module in names(CLIENTS / name)), name
 

@@ -16,8 +16,8 @@ from google.protobuf import text_format
 
 from referee.checkbot.proxy import Faults, Trace
 from referee.checkbot.report import CheckResult, Grade
-from referee.checkbot.seats import Policy, bomber
 from referee.match import ClockSettings
+from referee.scripted import Policy, bomber_policy
 from referee.server.codec import action_from_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
 
@@ -62,7 +62,7 @@ class Check:
     position: dict[str, Any] | None = None  # a tichu-state/1 position; None: a fresh deal from `seed`
     seed: str = "check-bot"
     faults: Faults = field(default_factory=Faults)
-    policies: dict[int, Policy] = field(default_factory=dict)  # kit seats that are not quiet
+    policies: dict[int, Policy] = field(default_factory=dict)  # kit seats that do not play first_policy
 
 
 # ---------------------------------------------------------------------------- grading helpers
@@ -464,7 +464,7 @@ def held_checks(clock: ClockSettings) -> list[Check]:
             held("crashed_on_closed_window"),
             position=BOMBS,
             faults=Faults(hold_first_ms=clock.window_ms + clock.grace_ms + 1_000),
-            policies={1: bomber},
+            policies={1: bomber_policy},
         ),
     ]
 

@@ -27,7 +27,6 @@ from referee.checkbot import sdk
 from referee.checkbot.checks import Check, Run, all_checks
 from referee.checkbot.proxy import Trace, start_proxy
 from referee.checkbot.report import CheckResult, Grade, Report
-from referee.checkbot.seats import KitSeat
 from referee.match import ClockSettings
 from referee.rules import state_from_json
 from referee.sandbox import (
@@ -38,6 +37,7 @@ from referee.sandbox import (
     check_available,
     launch,
 )
+from referee.scripted import ScriptedSeat, first_policy
 from referee.sdk_commands import sdk_argv
 from referee.server.serve import ServerSettings, start_server
 from referee.server.table import Table
@@ -129,8 +129,16 @@ class Kit:
         trace = Trace(check.faults)
         self.proxy.traces[tokens[check.bot_seat]] = trace
         stub = referee_pb2_grpc.RefereeStub(self.proxy.channel)  # type: ignore[no-untyped-call]
+        # The kit's own seats, through the proxy too; one the check names no policy for plays
+        # first_policy (no calls, no bombs), so the situation is the check's alone.
         seats = [
-            KitSeat(stub, token, seat, check.policies.get(seat))
+            ScriptedSeat(
+                stub.Play,
+                token,
+                check.policies.get(seat, first_policy),
+                f"kit{seat}",
+                bot_version="check-bot",
+            )
             for seat, token in enumerate(tokens)
             if seat != check.bot_seat
         ]
@@ -189,7 +197,7 @@ class Kit:
                 await asyncio.wait_for(trace.changed.wait(), POLL_S)
 
     async def _end(
-        self, table: Table, seats: list[KitSeat], process: asyncio.subprocess.Process | None
+        self, table: Table, seats: list[ScriptedSeat], process: asyncio.subprocess.Process | None
     ) -> None:
         """Stop the bot (politely, then not), the match and the kit's seats."""
         if process is not None and process.returncode is None:
@@ -201,7 +209,7 @@ class Kit:
                 await process.wait()
         await table.stop("the check is over")
         for seat in seats:
-            await seat.stop()
+            await seat.close()
 
 
 def _tail(path: Path, lines: int = 3) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clients.scripted import ScriptedSeat
+from referee.scripted import ScriptedSeat
 
 # Imported by name: bench/ is a folder of scripts, not a package that mypy should follow.
 bench: Any = importlib.import_module("bench.referee_bench")

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from clients.scripted import random_policy
 from referee.match import MatchResult
 from referee.match.records import Line
+from referee.scripted import random_policy
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import ORGANISER_METADATA, join, referee, run
 

@@ -23,7 +23,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from structlog.testing import capture_logs
 
-from clients.scripted import random_policy
 from referee.cli import main as tichu
 from referee.match.digests import digest_bytes, line_hash, seed_commitment
 from referee.match.moves import ReplayMismatchError
@@ -41,6 +40,7 @@ from referee.replay.redact import redact
 from referee.replay.signing import fingerprint, load_public_key, write_key_pair
 from referee.replay.verify import verify
 from referee.rules import OFFICIAL, new_game
+from referee.scripted import random_policy
 from referee.server.front import Referee
 from referee.server.seeds import SealError, seal, unseal
 from referee.wire.tichu.v1 import referee_pb2 as pb

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from clients.scripted import K, Policy, ScriptedSeat, exchange_lowest, first_policy, random_policy
 from referee.match import ClockSettings
+from referee.scripted import K, Policy, ScriptedSeat, exchange_lowest, first_policy, random_policy
 from referee.server.serve import RunningServer, start_server
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2 as pb

@@ -15,8 +15,8 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from clients.scripted import random_policy
 from referee.match import PROTOCOL_VERSION
+from referee.scripted import random_policy
 from referee.server.input_limits import LIMITS, MAX_RECEIVE_BYTES, RANGES
 from referee.server.serve import start_server
 from referee.server.throttle import BURST, MAX_BACKOFF_S, HelloThrottle

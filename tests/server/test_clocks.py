@@ -17,12 +17,12 @@ from pathlib import Path
 import grpc
 from structlog.testing import capture_logs
 
-from clients.scripted import K, Policy, first_policy, random_policy
 from referee.match.moves import rerun
 from referee.match.outcome import Termination
 from referee.match.records import Connected, Disconnected, Header, Record, ViolationRecord
 from referee.replay import read_replay
 from referee.rules import DecisionKind
+from referee.scripted import K, Policy, first_policy, random_policy
 from referee.server.table import Table
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import CALM, Bot, join, referee, run

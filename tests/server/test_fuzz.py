@@ -17,8 +17,8 @@ import grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clients.scripted import K
 from referee.match import PROTOCOL_VERSION
+from referee.scripted import K
 from referee.server.input_limits import invisible
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import ORGANISER_METADATA, Bot, Referee, join, referee, run

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 
 from structlog.testing import capture_logs
 
-from clients.scripted import random_policy
 from referee.match.records import DecisionRecord, EventRecord, Line, WindowRecord
 from referee.rules import Event, event_from_json
+from referee.scripted import random_policy
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import ORGANISER_METADATA, Bot, join, referee, run
 

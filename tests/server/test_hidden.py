@@ -17,7 +17,6 @@ from typing import Any
 
 import grpc
 
-from clients.scripted import random_policy
 from referee.match.records import (
     DecisionRecord,
     EventRecord,
@@ -27,6 +26,7 @@ from referee.match.records import (
     WindowRecord,
     record_from_json,
 )
+from referee.scripted import random_policy
 from referee.server.codec import result_to_proto
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc

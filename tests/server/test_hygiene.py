@@ -10,7 +10,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
-from clients.scripted import random_policy
+from referee.scripted import random_policy
 from referee.server.serve import (
     ServerSettings,
     connection_capacity,

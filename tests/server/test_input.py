@@ -7,8 +7,8 @@ import contextlib
 
 import grpc
 
-from clients.scripted import K, random_policy
 from referee.match.records import Disconnected, RejectionRecord
+from referee.scripted import K, random_policy
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import Bot, join, referee, run
 from tests.server.test_windows import play, seated

@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from clients.scripted import K, Policy, ScriptedSeat, random_policy
+from referee.scripted import K, Policy, ScriptedSeat, random_policy
 from referee.server.codec import action_from_proto
 from referee.wire.schema import schemas
 from referee.wire.tichu.v1 import referee_pb2 as pb

@@ -15,7 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from clients.scripted import ScriptedSeat
+from referee.scripted import ScriptedSeat
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
 from referee.server.tokens import stored_organiser_token, token_bits, token_file
 from referee.wire.tichu.v1 import referee_pb2 as pb

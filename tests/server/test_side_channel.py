@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from clients.scripted import K
+from referee.scripted import K
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import join, referee, run
 

@@ -11,10 +11,10 @@ import dataclasses
 import json
 from typing import Any
 
-from clients.scripted import K
 from referee.match import ClockSettings
 from referee.match.records import WindowRecord
 from referee.rules import Decline, State, state_from_json
+from referee.scripted import K
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from tests.server.support import CALM, Bot, Referee, join, referee, run
 

@@ -1,11 +1,16 @@
-"""A scripted seat on one real Play stream: the wire-level client of the tests and the benchmarks.
+"""A scripted seat on one real Play stream: the one wire-level client of the check-bot kit, the
+tests and the benchmarks.
 
 It speaks the protocol message by message (no SDK, no Observation): open the stream with a
 Hello, read what the referee sends (Bundles split, pings answered), answer requests with a policy
-or by hand, and keep what a test needs to look at (every message, the seat's hand, round and
-latest state version, the requests, the result). A policy is a function of the seat and a
-DecisionRequest that returns the Action to send (or None to stay silent); `first_policy` and
-`random_policy` are two.
+or by hand, and keep what a caller needs to look at (every message, the seat's hand, round and
+latest state version, the requests, the result). A test awaits its reads (`open`, `until`,
+`request`, `play`); the kit's seats play in the background (`start`, then `close`). A policy is a
+function of the seat and a DecisionRequest that returns the Action to send (or None to stay
+silent): `first_policy`, `random_policy` and `bomber_policy`.
+
+It lives in referee, not clients, because the kit is part of referee and referee never imports
+clients (tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -35,13 +40,21 @@ class ScriptedSeat:
     """One scripted seat on a real Play stream; `open_call()` opens it (e.g. `stub.Play`)."""
 
     def __init__(
-        self, open_call: Callable[[], Any], token: str, policy: Policy | None = None, name: str = "scripted"
+        self,
+        open_call: Callable[[], Any],
+        token: str,
+        policy: Policy | None = None,
+        name: str = "scripted",
+        *,
+        bot_version: str = "test",
     ) -> None:
         self.open_call = open_call
         self.token = token
         self.policy = policy
         self.name = name
+        self.bot_version = bot_version
         self.call: Any = None
+        self.task: asyncio.Task[None] | None = None  # the background play of `start`
         self.received: list[pb.RefereeMessage] = []
         self.seat = -1
         self.version = 0
@@ -60,19 +73,34 @@ class ScriptedSeat:
         self.keep_received = True
         self._unread: collections.deque[pb.RefereeMessage] = collections.deque()
 
+    def hello(self) -> pb.Hello:
+        """The Hello this seat says unless told another."""
+        return pb.Hello(
+            token=self.token,
+            bot_name=self.name,
+            bot_version=self.bot_version,
+            protocol_version=PROTOCOL_VERSION,
+            accept_bundles=self.accept_bundles,
+        )
+
     async def open(self, hello: pb.Hello | None = None) -> None:
         """Open the stream and send the Hello."""
         self.call = self.open_call()
-        await self.send(
-            hello=hello
-            or pb.Hello(
-                token=self.token,
-                bot_name=self.name,
-                bot_version="test",
-                protocol_version=PROTOCOL_VERSION,
-                accept_bundles=self.accept_bundles,
-            )
-        )
+        await self.send(hello=hello or self.hello())
+
+    def start(self) -> None:
+        """Open the stream now and play in the background until the match ends or `close`."""
+        # The call is opened here, not in the task, so that a `close` before the task first runs
+        # still has a call to cancel.
+        self.call = self.open_call()
+        self.task = asyncio.create_task(self._play_in_background())
+
+    async def _play_in_background(self) -> None:
+        # The stream may end under a background seat at any moment (the match stopped, `close`):
+        # a write that fails then is its end, not an error to report.
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await self.send(hello=self.hello())
+            await self.play()
 
     async def send(self, **kind: Any) -> None:
         """Send one BotMessage (keyword: its oneof field)."""
@@ -223,9 +251,12 @@ class ScriptedSeat:
         return [str(c) for c in parse_cards(sorted(self.hand))]
 
     async def close(self) -> None:
-        """Cancel the stream."""
+        """Cancel the stream, and wait for the background play (`start`) to end."""
         if self.call is not None:
             self.call.cancel()
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):  # how a cancelled call's read ends
+                await self.task
 
 
 def exchange_lowest(seat: ScriptedSeat, request: pb.DecisionRequest) -> pb.Action:
@@ -270,4 +301,21 @@ def random_policy(seed: int | str, bomb_rate: float = 0.5, call_rate: float = 0.
     return choose
 
 
-__all__ = ["QUIET", "Policy", "ScriptedSeat", "exchange_lowest", "first_policy", "random_policy"]
+def bomber_policy(seat: ScriptedSeat, request: pb.DecisionRequest) -> pb.Action:
+    """As first_policy, but the first bomb in every window where it has one."""
+    if request.kind == K.DECISION_KIND_BOMB_WINDOW:
+        for action in request.legal_actions:
+            if action.WhichOneof("kind") == "play":
+                return action
+    return first_policy(seat, request)
+
+
+__all__ = [
+    "QUIET",
+    "Policy",
+    "ScriptedSeat",
+    "bomber_policy",
+    "exchange_lowest",
+    "first_policy",
+    "random_policy",
+]
