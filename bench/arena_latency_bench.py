@@ -26,7 +26,6 @@ import io
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,7 @@ from referee import log
 from referee.arena.config import ArenaConfig
 from referee.arena.lobby import GAMES_PER_PAIR, Lobby
 from referee.arena.runner import Arena
-from referee.arena.store import ArenaStore, BotState
+from referee.arena.store import ArenaStore, BotState, PairRow
 from referee.rules.config import TOURNAMENT
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -151,9 +150,10 @@ class Phases:
 
     def __init__(self) -> None:
         self.durations: dict[str, list[float]] = defaultdict(list)
-        self.ready_at: dict[str, float] = {}  # bot -> when the arena saw it ready
+        self.ready_at: dict[str, tuple[float, bool]] = {}  # bot -> when the arena saw it ready, joining
         self.seen_ready_in_round: dict[str, float] = {}  # bot -> start of the round that seated it
-        self.seat_waits: list[tuple[float, float]] = []  # (until the round, from it to the seat)
+        # (until the round, from it to the seat, whether the bot had just joined)
+        self.seat_waits: list[tuple[float, float, bool]] = []
         self.lag: list[float] = []
 
     def timed(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
@@ -192,23 +192,26 @@ class TimedLobby(Lobby):
         """The lobby call, noting the moment the bot is present (ready)."""
         async for message in super().Lobby(request, context):
             if message.WhichOneof("kind") == "welcome":
-                self.phases.ready_at[message.welcome.bot] = time.perf_counter()
+                self.phases.ready_at[message.welcome.bot] = (time.perf_counter(), True)
             yield message
 
     def seat(self, bot: str, seated: pb.Seated) -> bool:
         """Hand a seat over, noting the wait's parts for a bot's first seat of a pair."""
         phases = self.phases
-        ready_at = phases.ready_at.pop(bot, None)
+        ready = phases.ready_at.pop(bot, None)
         round_at = phases.seen_ready_in_round.pop(bot, None)
-        if ready_at is not None and round_at is not None:
-            now = time.perf_counter()
-            phases.seat_waits.append((round_at - ready_at, now - round_at))
+        if ready is not None and round_at is not None:
+            ready_at, joining = ready
+            phases.seat_waits.append((round_at - ready_at, time.perf_counter() - round_at, joining))
         return super().seat(bot, seated)
 
 
-def instrument(arena: Arena, phases: Phases) -> None:
-    """Time the arena's steps between a bot being ready and its seat, without changing them."""
-    lobby = TimedLobby(arena.store, arena.config.leaderboard)
+def instrument(arena: Arena, phases: Phases, *, at_the_interval_only: bool) -> None:
+    """Time the arena's steps between a bot being ready and its seat, without changing them
+    (but for `at_the_interval_only`: the arena as it was, seating bots at its rounds only)."""
+    if at_the_interval_only:
+        arena.wake = lambda: None  # type: ignore[method-assign]
+    lobby = TimedLobby(arena.store, arena.config.leaderboard, on_join=arena.wake)
     lobby.phases = phases
     arena.lobby = lobby
     store = arena.store
@@ -219,10 +222,11 @@ def instrument(arena: Arena, phases: Phases) -> None:
     original_round = arena.round
     original_end = arena._end
 
-    async def round_noting_the_ready() -> Any:
+    async def round_noting_the_ready(*, rematch: bool = True) -> Any:
         start = time.perf_counter()
-        matches = await original_round()
-        phases.durations["round"].append(time.perf_counter() - start)
+        matches = await original_round(rematch=rematch)
+        which = "round (at the interval)" if rematch else "round (a bot became ready)"
+        phases.durations[which].append(time.perf_counter() - start)
         for match in matches:
             for bot in (match.a, match.b):
                 phases.seen_ready_in_round[bot] = start
@@ -235,7 +239,7 @@ def instrument(arena: Arena, phases: Phases) -> None:
         phases.durations["pair written (finish, rate)"].append(now - start)
         for bot in (match.a, match.b):
             if bot in arena.lobby.present:
-                phases.ready_at[bot] = now
+                phases.ready_at[bot] = (now, False)
 
     arena.round = round_noting_the_ready  # type: ignore[method-assign]
     arena._end = end_noting_the_ready  # type: ignore[method-assign]
@@ -253,11 +257,12 @@ async def serve_child(folder: Path) -> None:
     """The arena of the bench, in this (child) process: its address on stdout, its phases in
     `folder/phases.json` when SIGTERM stops it."""
     settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
+    at_the_interval_only = settings.pop("at_the_interval_only")
     config = arena_config(folder, **settings)
     store = ArenaStore(config.store)
     arena = Arena(config, store, io.StringIO())
     phases = Phases()
-    instrument(arena, phases)
+    instrument(arena, phases, at_the_interval_only=at_the_interval_only)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -336,24 +341,40 @@ async def measure(folder: Path, bots: int, seconds: float, settings: dict[str, A
     try:
         await asyncio.sleep(seconds)
     finally:
+        # The bots leave and finish the seats they hold; then the arena stops (and voids a pair
+        # whose seats were on their way as the bots left).
         leave.set()
-        child.send_signal(signal.SIGTERM)  # the pairs in play are voided; the bots' seats end
-        await child.wait()
         results = await asyncio.gather(*players, return_exceptions=True)
+        child.send_signal(signal.SIGTERM)
+        await child.wait()
     cpu = time.process_time() - cpu0
     errors = [r for r in results if isinstance(r, BaseException)]
     phases = json.loads((folder / "phases.json").read_text(encoding="utf-8"))
     reader = ArenaStore(folder / "arena.sqlite")
     finished, voided = len(reader.pairs(state="finished")), len(reader.pairs(state="voided"))
+    started = reader.pairs()
     reader.close()
     return {
         "waits": waits,
         "phases": phases,
         "finished": finished,
         "voided": voided,
+        "started": len(started),
+        "rematches": rematches(started),
         "bots_cpu_s": cpu,
         "errors": errors,
     }
+
+
+def rematches(pairs: list[PairRow]) -> int:
+    """Pairs (in the order they started) whose two bots had met each other in their last pair:
+    what seating bots as soon as they are ready must not make more of."""
+    last: dict[str, str] = {}
+    count = 0
+    for pair in pairs:
+        count += last.get(pair.bot_a) == pair.bot_b or last.get(pair.bot_b) == pair.bot_a
+        last[pair.bot_a], last[pair.bot_b] = pair.bot_b, pair.bot_a
+    return count
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -377,23 +398,25 @@ def report(figures: dict[str, Any], seconds: float) -> list[str]:
         f"  ready -> seated, as the bots saw it ({len(both)} waits): {_ms(both)}",
         f"    on joining the lobby ({len(waits.on_joining)}): {_ms(waits.on_joining)}",
         f"    after a pair ({len(waits.after_a_pair)}):     {_ms(waits.after_a_pair)}",
-        f"  {figures['finished']} pairs finished in {seconds:.0f} s ({figures['voided']} voided at the stop); "
+        f"  {figures['finished']} pairs finished in {seconds:.0f} s and as the bots left "
+        f"({figures['voided']} voided at the stop); "
         f"{waits.seats_played} seats played, {waits.seats_failed} failed",
+        f"  {figures['rematches']} of {figures['started']} pairs met the opponent one of them had just met",
     ]
     seat_waits = phases["seat_waits"]
     if seat_waits:
-        to_round = [w[0] for w in seat_waits]
+        to_round_joining = [w[0] for w in seat_waits if w[2]]
+        to_round_after = [w[0] for w in seat_waits if not w[2]]
         to_seat = [w[1] for w in seat_waits]
         lines += [
             "  where the arena's side of it goes (its own clock, from the bot ready there):",
-            f"    waiting for the matchmaker's next round: {_ms(to_round)}",
+            f"    until the matchmaker's round that seated it, on joining: {_ms(to_round_joining)}",
+            f"    until the matchmaker's round that seated it, after a pair: {_ms(to_round_after)}",
             f"    that round and opening the games until the seat is handed: {_ms(to_seat)}",
         ]
     lines.append("  the arena's steps (count, p50, p99, total):")
     for name, durations in sorted(phases["durations"].items()):
-        lines.append(
-            f"    {name:34} {len(durations):6} {_ms(durations)}, total {sum(durations):6.2f} s"
-        )
+        lines.append(f"    {name:34} {len(durations):6} {_ms(durations)}, total {sum(durations):6.2f} s")
     lag = phases["lag"]
     lines.append(f"  the arena's event loop, how late a {LAG_PROBE_S * 1000:.0f} ms sleep woke: {_ms(lag)}")
     lines.append(
@@ -416,28 +439,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pair-every-s", type=float, default=ArenaConfig().pair_every_s, help="the matchmaker's interval"
     )
+    parser.add_argument(
+        "--matchmaker",
+        choices=("both", "interval", "on-ready"),
+        default="both",
+        help="the arena as it was (seating at its interval only), as it is (also as soon as a bot "
+        "is ready), or both one after the other (default)",
+    )
     parser.add_argument("--arena-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    log.configure(level="warning")  # the seats' comings and goings are not the figure
+    log.configure(level="error")  # the seats cut at the stop are not the figure
     if args.arena_child is not None:
         asyncio.run(serve_child(args.arena_child))
         return 0
     concurrency = args.concurrency or max(1, args.bots // 2)
-    settings = {
-        "concurrency": concurrency,
-        "deals": args.deals,
-        "pair_every_s": args.pair_every_s,
-        "start_timeout_s": 60.0,
-    }
-    with tempfile.TemporaryDirectory(prefix="arena-latency-") as folder:
-        figures = asyncio.run(measure(Path(folder), args.bots, args.seconds, settings))
     print(
         f"{args.bots} remote bots (light lobby clients in one process, each seat played by the SDK's "
         f"RandomBot), one arena in another, {concurrency} pairs at once, {args.deals} deal(s) a game, "
-        f"the matchmaker every {args.pair_every_s:g} s, {os.cpu_count()} CPUs:"
+        f"the matchmaker every {args.pair_every_s:g} s, {os.cpu_count()} CPUs, {args.seconds:g} s each:"
     )
-    for line in report(figures, args.seconds):
-        print(line)
+    variants = {
+        "interval": ("the arena as it was: bots seated at the matchmaker's interval only", True),
+        "on-ready": ("the arena as it is: also seated as soon as they are ready", False),
+    }
+    chosen = list(variants) if args.matchmaker == "both" else [args.matchmaker]
+    seen: dict[str, list[float]] = {}
+    for variant in chosen:
+        title, interval_only = variants[variant]
+        settings = {
+            "concurrency": concurrency,
+            "deals": args.deals,
+            "pair_every_s": args.pair_every_s,
+            "start_timeout_s": 60.0,
+            "at_the_interval_only": interval_only,
+        }
+        with tempfile.TemporaryDirectory(prefix="arena-latency-") as folder:
+            figures = asyncio.run(measure(Path(folder), args.bots, args.seconds, settings))
+        print(f"{title}:")
+        for line in report(figures, args.seconds):
+            print(line)
+        seen[variant] = figures["waits"].on_joining + figures["waits"].after_a_pair
+    if len(seen) == 2 and all(seen.values()):
+        before, after = seen["interval"], seen["on-ready"]
+        p50 = percentile(before, 50) / percentile(after, 50)
+        p99 = percentile(before, 99) / percentile(after, 99)
+        print(f"ready -> seated, as it was / as it is: p50 x{p50:.1f}, p99 x{p99:.1f}")
     command = " ".join(["bench/arena_latency_bench.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"reproduce: .venv/bin/python {command}")
     return 0
