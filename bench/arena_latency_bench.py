@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import io
 import json
+import math
 import os
 import signal
 import sys
@@ -382,7 +383,7 @@ def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     ranked = sorted(values)
-    return ranked[min(len(ranked) - 1, max(0, round(q / 100 * len(ranked) + 0.5) - 1))]
+    return ranked[min(len(ranked) - 1, max(0, math.ceil(q / 100 * len(ranked)) - 1))]
 
 
 def _ms(values: list[float]) -> str:
