@@ -2,7 +2,8 @@
 
 Run `.venv/bin/python bench/arena_restart_bench.py` (5 runs), or with `--runs K --kill-within-s S
 --more-pairs N --deals D --seed X --no-sandbox`. Each run starts `tichu arena serve` (a child
-process, the sample house bots hosted, 2 pairs at once) on a new store, SIGKILLs it at a random
+process, four house bots and a newcomer that plays its validation pair, all hosted, 2 pairs at
+once) on a new store, SIGKILLs it at a random
 moment within S seconds of its first pair starting, starts it again on the same store, lets it
 finish N more pairs, stops it (SIGTERM) and checks the store:
 
@@ -46,7 +47,17 @@ pair_every_s = 0.2
 
 [rules]
 match_mode = "fixed_rounds:{deals}"
-"""
+{house}"""
+# Four house bots (the three samples and a second random one), so that two pairs play at once.
+HOUSE = ("random", "heuristic", "showcase", "random2")
+HOUSE_CLASSES = {
+    "random": "clients.random_bot:RandomBot",
+    "heuristic": "clients.heuristic_bot:HeuristicBot",
+    "showcase": "clients.showcase_bot:ShowcaseBot",
+    "random2": "clients.random_bot:RandomBot",
+}
+# A bot registered as an owner would: its first pair is a validation pair, never rated.
+NEWCOMER = ("newcomer", "clients.heuristic_bot:HeuristicBot")
 
 
 @dataclass
@@ -158,7 +169,13 @@ def check(store: ArenaStore, run: Run, cut_off: set[int]) -> None:
 
 def one_run(folder: Path, rng: random.Random, args: argparse.Namespace) -> Run:
     """Start, kill, start again, stop; the store checked."""
-    (folder / "arena.toml").write_text(CONFIG.format(deals=args.deals), encoding="utf-8")
+    house = "".join(f'\n[[house]]\nname = "{name}"\nbot = "{HOUSE_CLASSES[name]}"\n' for name in HOUSE)
+    (folder / "arena.toml").write_text(CONFIG.format(deals=args.deals, house=house), encoding="utf-8")
+    added = tichu(
+        "arena", "bot", "add", NEWCOMER[0], "--bot", NEWCOMER[1], "--store", "arena.sqlite", cwd=folder
+    )
+    if added.returncode != 0:
+        raise RuntimeError(f"tichu arena bot add failed: {added.stderr}")
     run = Run(killed_after_s=rng.uniform(0, args.kill_within_s))
     first = serve(folder, not args.no_sandbox)
     try:
@@ -224,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(seed)
     runs: list[Run] = []
     print(
-        f"{args.runs} runs: `tichu arena serve` (the sample house bots, 2 pairs at once, "
+        f"{args.runs} runs: `tichu arena serve` (4 house bots and a newcomer, 2 pairs at once, "
         f"{args.deals} deal(s) a game{', no sandbox' if args.no_sandbox else ''}) SIGKILLed within "
         f"{args.kill_within_s:g} s of its first pair, started again on the same store until "
         f"{args.more_pairs} more pairs finished, stopped:"
