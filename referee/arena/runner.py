@@ -2,9 +2,10 @@
 in its sandbox under its limits), the matchmaker and the rating keeper, over one store.
 
 Every `pair_every_s` it seats the ready bots, and as soon as a bot becomes ready between two
-rounds (it joins the lobby, or its pair ends) it seats those that have someone new to meet: each
-chosen pair plays two tables with the same deals and the two bots' seats swapped, and is written
-to the store as finished (then rated) or voided (then never rated). A bot added while the arena
+rounds (it joins the lobby, or its pair ends) it seats those that have someone new to meet (one
+that has only its last opponent waits a round for another): each chosen pair plays two tables
+with the same deals and the two bots' seats swapped, and is written to the store as finished
+(then rated) or voided (then never rated). A bot added while the arena
 runs is let in at the next round of the matchmaker, plays its validation pair, and enters the
 ladder if it broke no rule there.
 """
@@ -64,6 +65,8 @@ class Arena:
         self.forfeits: dict[str, int] = {}  # pairs in a row with a forfeit, per bot
         self.lobby = Lobby(store, config.leaderboard, on_join=self.wake)
         self._woken = asyncio.Event()
+        # Bots the last round left waiting rather than meet their last opponent again.
+        self._kept_waiting: set[str] = set()
         self._log = get_logger()
 
     # ---------------------------------------------------------------------------- lifecycle
@@ -141,14 +144,23 @@ class Arena:
 
     async def round(self, *, rematch: bool = True) -> list[Match]:
         """One round of the matchmaker: let newcomers in, seat who is ready; the pairs started.
-        Without `rematch`, a bot whose only possible opponents are the ones it just met waits."""
+        A bot whose only possible opponents are the ones it just met waits a round for someone
+        new; without `rematch` (between rounds), it waits in any case."""
         await self._admit_new()
         room = self.config.concurrency - len(self.playing)
         if room <= 0:
             return []
         busy = {name for pair in self.playing.values() for name in pair}
         ready = [self._candidate(bot) for bot in self.store.bots() if self._ready(bot, busy)]
-        matches = choose(ready, self._last_opponents(), self.rng, room, rematch=rematch)
+        last = self._last_opponents()
+        matches = choose(ready, last, self.rng, room, rematch=False)
+        if rematch:
+            # Those the last round already left waiting meet whom they can, their last opponent too.
+            seated = {name for match in matches for name in (match.a, match.b)}
+            patient = [c for c in ready if c.name in self._kept_waiting and c.name not in seated]
+            matches += choose(patient, last, self.rng, room - len(matches))
+            seated = {name for match in matches for name in (match.a, match.b)}
+            self._kept_waiting = {c.name for c in ready if c.name not in seated}
         for match in matches:
             pair_id = self.store.start_pair(
                 match.a, match.b, match.leaderboard, self._seed(), validation=match.validation

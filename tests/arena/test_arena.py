@@ -141,6 +141,29 @@ def test_a_pair_that_ends_seats_its_bots_at_once_with_someone_new(tmp_path: Path
     store.close()
 
 
+def test_two_bots_with_nobody_else_wait_one_round_then_meet_again(tmp_path: Path) -> None:
+    config = config_in(tmp_path)  # two house bots, and nobody else
+    store = ArenaStore(config.store)
+    arena = Arena(config, store, io.StringIO())
+
+    async def body() -> list[int]:
+        await arena.start()
+        try:
+            seated = []
+            for _ in range(3):
+                seated.append(len(await arena.round()))
+                while arena.tasks:
+                    await asyncio.gather(*list(arena.tasks))
+            return seated
+        finally:
+            await arena.stop()
+
+    # They meet; the round after, they wait for someone new; the round after that, they meet again.
+    assert asyncio.run(body()) == [1, 0, 1]
+    assert [p.state for p in store.pairs()] == ["finished", "finished"]
+    store.close()
+
+
 def test_sigkill_loses_no_finished_pair_and_rates_no_cut_one(tmp_path: Path) -> None:
     config = config_in(tmp_path)
     argv = [sys.executable, "-m", "referee.cli", "arena", "serve", str(config.source), "--no-sandbox"]
