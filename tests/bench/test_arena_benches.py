@@ -46,7 +46,7 @@ def test_percentiles_and_rematches() -> None:
 def test_the_restart_bench_kills_restarts_and_finds_the_store_consistent(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["--runs", "1", "--kill-within-s", "1", "--more-pairs", "1", "--no-sandbox", "--seed", "7"]
+    argv = ["--runs", "1", "--kill-within-s", "1", "--more-pairs", "3", "--no-sandbox", "--seed", "7"]
     assert restart.main(argv) == 0
     out = capsys.readouterr().out
     assert "1 of 1 runs consistent" in out and "same" in out and "problem" not in out, out
