@@ -216,7 +216,7 @@ def instrument(arena: Arena, phases: Phases, *, at_the_interval_only: bool) -> N
     lobby.phases = phases
     arena.lobby = lobby
     store = arena.store
-    for method in ("bots", "rating", "pairs", "start_pair", "finish_pair", "void_pair"):
+    for method in ("authenticate", "bots", "rating", "pairs", "start_pair", "finish_pair", "void_pair"):
         setattr(store, method, phases.timed(f"store.{method}", getattr(store, method)))
     arena._last_opponents = phases.timed("round: last opponents", arena._last_opponents)  # type: ignore[method-assign]
     arena._admit_new = phases.timed("round: admit hosted bots", arena._admit_new)  # type: ignore[method-assign]

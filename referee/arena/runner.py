@@ -5,9 +5,9 @@ Every `pair_every_s` it seats the ready bots, and as soon as a bot becomes ready
 rounds (it joins the lobby, or its pair ends) it seats those that have someone new to meet (one
 that has only its last opponent waits a round for another): each chosen pair plays two tables
 with the same deals and the two bots' seats swapped, and is written to the store as finished
-(then rated) or voided (then never rated). A bot added while the arena
-runs is let in at the next round of the matchmaker, plays its validation pair, and enters the
-ladder if it broke no rule there.
+(then rated) or voided (then never rated). A bot added while the arena runs is let in at the
+next round of the matchmaker, plays its validation pair, and enters the ladder if it broke no
+rule there.
 """
 
 from __future__ import annotations
