@@ -69,20 +69,28 @@ class Waits:
     seats_failed: int = 0
 
 
+@dataclasses.dataclass(slots=True)
+class ReadyClock:
+    """One bot's: since when it is ready (None while it holds a pair), and whether it just joined."""
+
+    ready_at: float | None
+    joining: bool = True
+
+
 async def remote_bot(address: str, key: str, waits: Waits, leave: asyncio.Event) -> None:
     """One remote bot: wait in the lobby, play every seat it is handed, time ready -> seated."""
     metadata = (("authorization", f"Bearer {key}"),)
     seats: set[asyncio.Task[None]] = set()
     handed: dict[int, int] = defaultdict(int)  # pair id -> seats handed
     open_seats: dict[int, int] = defaultdict(int)  # pair id -> seats not over yet
-    state: dict[str, float | bool | None] = {"ready_at": time.perf_counter(), "joining": True}
+    clock = ReadyClock(ready_at=time.perf_counter())
 
     def seat_over(pair_id: int) -> None:
         open_seats[pair_id] -= 1
         if handed[pair_id] == SEATS_PER_PAIR and open_seats[pair_id] == 0:
             del handed[pair_id], open_seats[pair_id]
             if not handed:  # nothing held: ready again, as the arena sees it once the pair is written
-                state["ready_at"] = time.perf_counter()
+                clock.ready_at = time.perf_counter()
 
     async def play(seated: pb.Seated, name: str) -> None:
         try:
@@ -109,11 +117,10 @@ async def remote_bot(address: str, key: str, waits: Waits, leave: asyncio.Event)
             if kind == "welcome":
                 name = message.welcome.bot
             elif kind == "seated":
-                ready_at = state["ready_at"]
-                if isinstance(ready_at, float):
-                    wait = time.perf_counter() - ready_at
-                    (waits.on_joining if state["joining"] else waits.after_a_pair).append(wait)
-                    state["ready_at"], state["joining"] = None, False
+                if clock.ready_at is not None:
+                    wait = time.perf_counter() - clock.ready_at
+                    (waits.on_joining if clock.joining else waits.after_a_pair).append(wait)
+                    clock.ready_at, clock.joining = None, False
                 seated = message.seated
                 handed[seated.pair_id] += 1
                 open_seats[seated.pair_id] += 1
