@@ -39,11 +39,19 @@ class Presence:
 
 
 class Lobby(referee_pb2_grpc.ArenaServicer):
-    """The lobby service over the arena's store; `leaderboard` names a bot kind's leaderboard."""
+    """The lobby service over the arena's store; `leaderboard` names a bot kind's leaderboard,
+    `on_join` is told when a bot comes in."""
 
-    def __init__(self, store: ArenaStore, leaderboard: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        store: ArenaStore,
+        leaderboard: Callable[[str], str],
+        *,
+        on_join: Callable[[], None] = lambda: None,
+    ) -> None:
         self.store = store
         self.leaderboard = leaderboard
+        self.on_join = on_join  # a bot is in the lobby now: the arena may seat it at once
         self.present: dict[str, Presence] = {}
         self._log = get_logger()
 
@@ -92,6 +100,7 @@ class Lobby(referee_pb2_grpc.ArenaServicer):
         if previous is not None:
             previous.outbox.put_nowait(None)  # the same bot again: the newer call is the one
         self.present[bot.name] = presence
+        self.on_join()
         self._log.info("lobby_joined", bot=bot.name, games=request.games)
         try:
             yield pb.LobbyMessage(

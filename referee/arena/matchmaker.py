@@ -2,7 +2,8 @@
 
 From the bots that are ready (not playing, not paused), on one leaderboard at a time: the bots
 with the fewest pairs choose first (a newcomer gets games), each the opponent closest to it in
-rating (mu), never itself and never the opponent it just met when another is there to meet. A
+rating (mu), never itself and never the opponent it just met when another is there to meet (and,
+between the arena's rounds, not at all: then the bot waits for another to be ready). A
 bot plays both seats of its team, as in tournaments, so a pair's two teams are two bots. A bot
 still validating meets a house bot (else any active bot), and is never rated for that pair.
 """
@@ -41,8 +42,11 @@ def choose(
     last_opponent: Mapping[str, str],
     rng: random.Random,
     most: int,
+    *,
+    rematch: bool = True,
 ) -> list[Match]:
-    """Up to `most` pairs from the ready bots; each bot in one pair at most."""
+    """Up to `most` pairs from the ready bots; each bot in one pair at most. Without `rematch`,
+    a bot that could only meet an opponent it just met is left to wait."""
     taken: set[str] = set()
     matches: list[Match] = []
     # Validation first: a new bot is waiting to be let in.
@@ -75,6 +79,8 @@ def choose(
         met = [
             (last_opponent.get(bot.name) == c.name) + (last_opponent.get(c.name) == bot.name) for c in others
         ]
+        if not rematch and min(met) > 0:
+            continue
         pool = [c for c, m in zip(others, met, strict=True) if m == min(met)]
         opponent = min(pool, key=lambda c: (abs(c.mu - bot.mu), c.pairs, rng.random()))
         taken.update((bot.name, opponent.name))

@@ -1,10 +1,13 @@
 """The arena at work: one process that is the referee (a tournament's GameHost, so hosted bots run
 in its sandbox under its limits), the matchmaker and the rating keeper, over one store.
 
-Every `pair_every_s` it seats the ready bots: each chosen pair plays two tables with the same
-deals and the two bots' seats swapped, and is written to the store as finished (then rated) or
-voided (then never rated). A bot added while the arena runs is let in at the next round of the
-matchmaker, plays its validation pair, and enters the ladder if it broke no rule there.
+Every `pair_every_s` it seats the ready bots, and as soon as a bot becomes ready between two
+rounds (it joins the lobby, or its pair ends) it seats those that have someone new to meet (one
+that has only its last opponent waits a round for another): each chosen pair plays two tables
+with the same deals and the two bots' seats swapped, and is written to the store as finished
+(then rated) or voided (then never rated). A bot added while the arena runs is let in at the
+next round of the matchmaker, plays its validation pair, and enters the ladder if it broke no
+rule there.
 
 With a Ray cluster in the config (`ray`, or `tichu arena serve --ray`), the pairs of two hosted
 bots are played on the tournament's Ray hosts (cluster.py: a GameHost actor per CPU of each node),
@@ -72,7 +75,10 @@ class Arena:
         self.playing: dict[int, tuple[str, str]] = {}  # pair id -> its bots
         self.tasks: set[asyncio.Task[None]] = set()
         self.forfeits: dict[str, int] = {}  # pairs in a row with a forfeit, per bot
-        self.lobby = Lobby(store, config.leaderboard)
+        self.lobby = Lobby(store, config.leaderboard, on_join=self.wake)
+        self._woken = asyncio.Event()
+        # Bots the last round left waiting rather than meet their last opponent again.
+        self._kept_waiting: set[str] = set()
         self._log = get_logger()
 
     # ---------------------------------------------------------------------------- lifecycle
@@ -136,11 +142,26 @@ class Arena:
             self.ray_hosts = []
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Seat the ready bots every `pair_every_s` until `stop` is set."""
+        """Seat the ready bots every `pair_every_s`, and whenever one becomes ready in between,
+        until `stop` is set."""
+        loop = asyncio.get_running_loop()
+        next_round = loop.time()
         while not stop.is_set():
-            await self.round()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.config.pair_every_s)
+            if loop.time() >= next_round:
+                next_round = loop.time() + self.config.pair_every_s
+                self._woken.clear()
+                await self.round()
+            elif self._woken.is_set():
+                self._woken.clear()
+                # Between rounds, pairs of bots that have just met wait for the round: else a
+                # pair that ends would meet again at once, with nobody else ready yet.
+                await self.round(rematch=False)
+            await _first_of(stop, self._woken, next_round - loop.time())
+
+    def wake(self) -> None:
+        """A bot has become ready: seat it now rather than at the next round, if it has someone
+        to meet (a bot waited half of `pair_every_s` on average for its seat otherwise)."""
+        self._woken.set()
 
     @property
     def live_dir(self) -> Path:
@@ -154,15 +175,25 @@ class Arena:
 
     # ---------------------------------------------------------------------------- the matchmaker
 
-    async def round(self) -> list[Match]:
-        """One round of the matchmaker: let newcomers in, seat who is ready; the pairs started."""
+    async def round(self, *, rematch: bool = True) -> list[Match]:
+        """One round of the matchmaker: let newcomers in, seat who is ready; the pairs started.
+        A bot whose only possible opponents are the ones it just met waits a round for someone
+        new; without `rematch` (between rounds), it waits in any case."""
         await self._admit_new()
         room = self.config.concurrency - len(self.playing)
         if room <= 0:
             return []
         busy = {name for pair in self.playing.values() for name in pair}
         ready = [self._candidate(bot) for bot in self.store.bots() if self._ready(bot, busy)]
-        matches = choose(ready, self._last_opponents(), self.rng, room)
+        last = self._last_opponents()
+        matches = choose(ready, last, self.rng, room, rematch=False)
+        if rematch:
+            # Those the last round already left waiting meet whom they can, their last opponent too.
+            seated = {name for match in matches for name in (match.a, match.b)}
+            patient = [c for c in ready if c.name in self._kept_waiting and c.name not in seated]
+            matches += choose(patient, last, self.rng, room - len(matches))
+            seated = {name for match in matches for name in (match.a, match.b)}
+            self._kept_waiting = {c.name for c in ready if c.name not in seated}
         for match in matches:
             pair_id = self.store.start_pair(
                 match.a, match.b, match.leaderboard, self._seed(), validation=match.validation
@@ -272,6 +303,7 @@ class Arena:
     def _end(self, pair_id: int, match: Match, verdict: PairVerdict | None, failure: str) -> None:
         self.playing.pop(pair_id, None)
         self.placed.pop(pair_id, None)
+        self.wake()  # its bots are free again (written below, before the round can run)
         if failure or verdict is None:
             self.store.void_pair(pair_id, failure)
             print(f"arena: pair {pair_id} {match.a} v {match.b} voided: {failure}", file=self.out, flush=True)
@@ -421,6 +453,18 @@ class Arena:
             source=config.source,
             sandbox=config.sandbox,
         )
+
+
+async def _first_of(stop: asyncio.Event, woken: asyncio.Event, timeout_s: float) -> None:
+    """Wait until either event is set, or `timeout_s` passes."""
+    if stop.is_set() or woken.is_set() or timeout_s <= 0:
+        return
+    waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())}
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
 
 
 def _entrant(bot: BotRow) -> Entrant:

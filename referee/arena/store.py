@@ -480,6 +480,13 @@ class ArenaStore:
         ).fetchall()
         return [(int(p), float(m), float(s)) for p, m, s in rows]
 
+    def rating_history(self) -> list[tuple[int, str, float, float]]:
+        """Every bot's rating after each of its rated pairs: (pair id, bot, mu, sigma), by pair."""
+        rows = self._db.execute(
+            "SELECT pair_id, bot, mu, sigma FROM rating_history ORDER BY pair_id, bot"
+        ).fetchall()
+        return [(int(p), str(b), float(m), float(s)) for p, b, m, s in rows]
+
     def replace_ratings(
         self, ratings: Sequence[RatingRow], history: Sequence[tuple[int, str, float, float]]
     ) -> None:

@@ -5,6 +5,7 @@ is lost and nothing is half rated; and its commands."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import os
@@ -22,6 +23,7 @@ from referee.arena.runner import Arena
 from referee.arena.store import INTERRUPTED, ArenaStore, BotState
 from referee.replay import read_replay
 from referee.replay.verify import verify
+from referee.tournament.config import Entrant
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = """
@@ -101,6 +103,64 @@ def test_newcomers_are_validated_and_the_ladder_is_rated(tmp_path: Path) -> None
             assert verify(replay).run is not None
     rows = leaderboard_rows(store)
     assert {"bot", "games", "mu", "sigma"} <= set(rows[0])
+    store.close()
+
+
+def test_a_pair_that_ends_seats_its_bots_at_once_with_someone_new(tmp_path: Path) -> None:
+    # An hour between rounds: after the round at the start, only pairs ending seat anyone.
+    house = tuple(Entrant(f"random{i}", "clients.random_bot:RandomBot") for i in range(4))
+    config = dataclasses.replace(config_in(tmp_path), pair_every_s=3600.0, house=house)
+    store = ArenaStore(config.store)
+    arena = Arena(config, store, io.StringIO())
+
+    async def body() -> None:
+        await arena.start()
+        stop = asyncio.Event()
+        runner = asyncio.create_task(arena.run(stop))
+        try:
+
+            async def four_finished() -> None:
+                while len(store.pairs(state="finished")) < 4:
+                    await asyncio.sleep(0.05)
+
+            # Far longer than four short pairs take, far shorter than the hour: fails, not hangs.
+            await asyncio.wait_for(four_finished(), 300)
+        finally:
+            stop.set()
+            await runner
+            await arena.stop()
+
+    asyncio.run(body())
+    pairs = store.pairs()
+    assert len(pairs) >= 4
+    # Between rounds a pair's two bots waited for another pair to end rather than meet again.
+    last: dict[str, str] = {}
+    for pair in pairs:
+        assert last.get(pair.bot_a) != pair.bot_b and last.get(pair.bot_b) != pair.bot_a, pairs
+        last[pair.bot_a], last[pair.bot_b] = pair.bot_b, pair.bot_a
+    store.close()
+
+
+def test_two_bots_with_nobody_else_wait_one_round_then_meet_again(tmp_path: Path) -> None:
+    config = config_in(tmp_path)  # two house bots, and nobody else
+    store = ArenaStore(config.store)
+    arena = Arena(config, store, io.StringIO())
+
+    async def body() -> list[int]:
+        await arena.start()
+        try:
+            seated = []
+            for _ in range(3):
+                seated.append(len(await arena.round()))
+                while arena.tasks:
+                    await asyncio.gather(*list(arena.tasks))
+            return seated
+        finally:
+            await arena.stop()
+
+    # They meet; the round after, they wait for someone new; the round after that, they meet again.
+    assert asyncio.run(body()) == [1, 0, 1]
+    assert [p.state for p in store.pairs()] == ["finished", "finished"]
     store.close()
 
 

@@ -5,6 +5,7 @@ join again when the lobby goes, and leave finishing what they play."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from clients.arena import play_in_arena, referee_address
 from clients.heuristic_bot import HeuristicBot
 from clients.random_bot import RandomBot
+from referee.arena.matchmaker import Match
 from referee.arena.runner import Arena
 from referee.arena.store import ArenaStore, BotState
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -117,6 +119,49 @@ def test_remote_bots_wait_play_get_rated_and_leave(tmp_path: Path) -> None:
     validations = [p for p in store.pairs(state="finished") if p.validation]
     assert {p.bot_a for p in validations} == {"rem-a", "rem-b"}
     assert all(store.bot(p.bot_b).hosted for p in validations)  # a remote bot beside hosted ones
+    store.close()
+
+
+def test_a_bot_that_joins_is_seated_at_once_not_at_the_next_round(tmp_path: Path) -> None:
+    # An hour between rounds: the round at the start finds nobody, so only a bot's joining can
+    # seat these two.
+    config = dataclasses.replace(config_in(tmp_path), pair_every_s=3600.0, house=())
+    store = ArenaStore(config.store)
+    keys = [store.add_bot(name, state=BotState.ACTIVE) for name in ("rem-a", "rem-b")]
+    arena = Arena(config, store, io.StringIO())
+    rounds: list[bool] = []  # each round the matchmaker ran: whether it let bots meet again
+    a_round = arena.round
+
+    async def counted_round(*, rematch: bool = True) -> list[Match]:
+        rounds.append(rematch)
+        return await a_round(rematch=rematch)
+
+    arena.round = counted_round  # type: ignore[method-assign]
+
+    async def seated(address: str, key: str) -> pb.Seated:
+        async for message in lobby_call(address, key):
+            if message.WhichOneof("kind") == "seated":
+                return message.seated
+        raise AssertionError("the lobby ended without a seat")
+
+    async def body() -> list[pb.Seated]:
+        address = await arena.start()
+        stop = asyncio.Event()
+        runner = asyncio.create_task(arena.run(stop))
+        try:
+            while not rounds:
+                await asyncio.sleep(0.05)  # the round at the start has run, with nobody in the lobby
+            # Far longer than a seat takes, far shorter than the hour: fails, rather than hangs.
+            return await asyncio.wait_for(asyncio.gather(*(seated(address, k) for k in keys)), 120)
+        finally:
+            stop.set()
+            await runner
+            await arena.stop()
+
+    seats = asyncio.run(body())
+    assert rounds[0] and not rounds[-1]  # seated by a round between the hourly ones
+    assert {s.pair_id for s in seats} == {store.pairs()[0].id}
+    assert [p.state for p in store.pairs()] == ["voided"]  # stopped before its seats were taken
     store.close()
 
 

@@ -65,3 +65,18 @@ def test_a_newcomer_meets_a_house_bot_first_and_the_least_played_choose_first() 
     # The rookie (fewest pairs) chooses next: the closest rating is "close".
     assert (matches[1].a, matches[1].b) == ("rookie", "close")
     assert len(matches) == 2  # the veteran is left with nobody
+
+
+def test_between_rounds_bots_that_just_met_wait_rather_than_meet_again() -> None:
+    last = {"a": "b", "b": "a", "c": "d", "d": "c"}
+    just_ended = [Candidate("a", "hosted", 25, 3), Candidate("b", "hosted", 25, 3)]
+    # At a round they meet again (nobody else is there); between rounds they wait.
+    assert [(m.a, m.b) for m in choose(just_ended, last, random.Random(1), 4)] in ([("a", "b")], [("b", "a")])
+    assert choose(just_ended, last, random.Random(1), 4, rematch=False) == []
+    # Once another pair has ended, each meets someone new.
+    four = [*just_ended, Candidate("c", "hosted", 25, 3), Candidate("d", "hosted", 25, 3)]
+    matches = choose(four, last, random.Random(1), 4, rematch=False)
+    assert len(matches) == 2 and all(last[m.a] != m.b for m in matches)
+    # Someone who met one of them last (and not the other way round) is not met between rounds either.
+    one_sided = [Candidate("a", "hosted", 25, 3), Candidate("e", "hosted", 25, 3)]
+    assert choose(one_sided, {"e": "a"}, random.Random(1), 4, rematch=False) == []
