@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.match.moves import ReplayMismatchError, SeedHiddenError, apply_move, rerun
+from referee.match.moves import ReplayMismatchError, Rerun, SeedHiddenError, apply_move, rerun
 from referee.match.records import CallRecord, DecisionRecord, EventRecord, Move, ViolationRecord, WindowRecord
 from referee.match.visitor import ReplayVisitor
 from referee.replay.format import Replay, ReplayFormatError
@@ -128,9 +128,10 @@ class _Tricks:
         return len(self.rounds[-1]["tricks"]) if self.rounds else 0
 
 
-class _Steps(ReplayVisitor):
+class ViewerData(ReplayVisitor):
     """Collects what the page shows as the replay re-runs: a snapshot of every state, every
-    move, a step per event record, the tricks and each seat's think times."""
+    move, a step per event record, the tricks and each seat's think times (build_data's visitor;
+    give it to verify to check a replay and build its page in one re-run)."""
 
     def __init__(self) -> None:
         self.snapshots: list[list[Any]] = []
@@ -141,6 +142,7 @@ class _Steps(ReplayVisitor):
         self.tricks = _Tricks()
         self.dealt = -1  # the last version whose move dealt a new round
         self.think: list[list[list[float]]] = []
+        self.run: Rerun | None = None  # set once every record re-ran
 
     def begin_game(self, state: State) -> None:
         self.think = [[] for _ in range(state.config.players)]
@@ -189,45 +191,54 @@ class _Steps(ReplayVisitor):
             ]
         )
 
+    def end_game(self, run: Rerun) -> None:
+        self.run = run
+
+    def data(self, replay: Replay) -> dict[str, Any]:
+        """The page's data, once `replay` (the one re-run) re-ran to its end."""
+        run = self.run
+        if run is None:
+            raise ValueError("the replay has not been re-run to its end")
+        snapshots, steps = self.snapshots, self.steps
+        if not steps:
+            # A match that never started: one step, the position it was created with.
+            steps.append([0, 0, -1, 0, 0, 0, -1, "", "no event yet: the match has not started"])
+        # Most of a state is as it was one move before: ship only the fields that changed.
+        states: list[Any] = [snapshots[0]]
+        for previous, snapshot in itertools.pairwise(snapshots):
+            states.append([[i, value] for i, value in enumerate(snapshot) if value != previous[i]])
+        config = run.state.config  # a game's rules do not change as it is played
+        result = replay.result
+        lines = result.summary if result is not None and result.summary else run.tally.summary()
+        return {
+            "v": DATA_VERSION,
+            "match": {
+                "id": replay.match_id,
+                "created_at": replay.header.created_at,
+                "players": config.players,
+                "names": replay.seat_names(),
+                "target": config.target_score,
+                "mode": config.match_mode,
+                "result": None if result is None else result.reason,
+                "truncated": replay.truncated,
+            },
+            "cards": list(CARD_NAMES),
+            "states": states,
+            "moves": self.moves,
+            "steps": steps,
+            "rounds": self.tricks.rounds,
+            "think": self.think,
+            "summary": [line.to_json() for line in lines],
+        }
+
 
 def build_data(replay: Replay) -> dict[str, Any]:
     """Everything the page shows, per step, re-derived from the replay by the rules engine."""
-    collected = _Steps()
+    viewer = ViewerData()
     # A replay whose seed is not revealed yet raises SeedHiddenError: its deals are unknown; one
     # that does not verify raises ReplayMismatchError: a page of it would show wrong hands.
-    run = rerun(replay.header, replay.records, visitor=collected)
-    snapshots, steps = collected.snapshots, collected.steps
-    if not steps:
-        # A match that never started: one step, the position it was created with.
-        steps.append([0, 0, -1, 0, 0, 0, -1, "", "no event yet: the match has not started"])
-    # Most of a state is as it was one move before: ship only the fields that changed.
-    states: list[Any] = [snapshots[0]]
-    for previous, snapshot in itertools.pairwise(snapshots):
-        states.append([[i, value] for i, value in enumerate(snapshot) if value != previous[i]])
-    config = run.state.config  # a game's rules do not change as it is played
-    players = config.players
-    result = replay.result
-    lines = result.summary if result is not None and result.summary else run.tally.summary()
-    return {
-        "v": DATA_VERSION,
-        "match": {
-            "id": replay.match_id,
-            "created_at": replay.header.created_at,
-            "players": players,
-            "names": replay.seat_names(),
-            "target": config.target_score,
-            "mode": config.match_mode,
-            "result": None if result is None else result.reason,
-            "truncated": replay.truncated,
-        },
-        "cards": list(CARD_NAMES),
-        "states": states,
-        "moves": collected.moves,
-        "steps": steps,
-        "rounds": collected.tricks.rounds,
-        "think": collected.think,
-        "summary": [line.to_json() for line in lines],
-    }
+    rerun(replay.header, replay.records, visitor=viewer)
+    return viewer.data(replay)
 
 
 def _embed(data: dict[str, Any]) -> str:
