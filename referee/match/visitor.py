@@ -101,8 +101,8 @@ class ReplayVisitor(RecordVisitor):
         """Every record re-ran: where the game stands (for a finished replay, the result held)."""
 
 
-# The hook of each record type, by name, so that a subclass's override is the one called.
-_HOOKS: Final[dict[type, str]] = {
+# The hook of each kind of line, by name, so that a subclass's override is the one called.
+HOOKS: Final[dict[type, str]] = {
     Header: "visit_header",
     Start: "visit_start",
     EventRecord: "visit_event",
@@ -123,12 +123,12 @@ _HOOKS: Final[dict[type, str]] = {
 
 def hook_name(record: Line) -> str:
     """The name of the hook that visits `record` (every walker's one dispatch on record type)."""
-    return _HOOKS[type(record)]
+    return HOOKS[type(record)]
 
 
 def visit(visitor: RecordVisitor, record: Line) -> None:
     """Call the hook of `visitor` for this record's kind."""
-    getattr(visitor, _HOOKS[type(record)])(record)
+    getattr(visitor, HOOKS[type(record)])(record)
 
 
-__all__ = ["RecordVisitor", "ReplayVisitor", "hook_name", "visit"]
+__all__ = ["HOOKS", "RecordVisitor", "ReplayVisitor", "hook_name", "visit"]
