@@ -427,7 +427,6 @@ def rerun(
 
 __all__ = [
     "ReplayMismatchError",
-    "ReplayVisitor",
     "Rerun",
     "SeedHiddenError",
     "WindowOutcome",
