@@ -33,7 +33,7 @@ from referee.match.records import (
     WindowRecord,
 )
 from referee.match.tally import Tally
-from referee.match.visitor import RecordVisitor, ReplayVisitor, hook_name
+from referee.match.visitor import HOOKS, RecordVisitor, ReplayVisitor
 from referee.rules import (
     Action,
     DecisionKind,
@@ -188,17 +188,20 @@ class _Checker(RecordVisitor):
         # Seats whose window request timed out at a state version: their answer must be decline.
         self.silent: dict[int, set[int]] = {}
 
-    def enter(self, record: Record, line: int) -> None:
-        """What every record is checked for before its own hook."""
-        self.line = line
-        if self.ended:
-            raise ReplayMismatchError(line, "a line after the result: the match was over")
-        if isinstance(record, RedactedRecord):
-            raise ReplayMismatchError(line, "a withheld record: a redacted view's moves cannot be re-run")
-        self.run.last_t_ms = float(record.t_ms)
+    def visit_redacted(self, record: RedactedRecord) -> None:
+        raise ReplayMismatchError(self.line, "a withheld record: a redacted view's moves cannot be re-run")
 
     def visit_event(self, record: EventRecord) -> None:
-        self._event(record, self.line)
+        if not self.pending:
+            raise ReplayMismatchError(self.line, f"an event the engine did not produce: {record.data}")
+        version, owner, event = self.pending.popleft()
+        if (record.version, record.private_to, record.data) != (version, owner, event.to_json()):
+            raise ReplayMismatchError(
+                self.line,
+                f"the engine produced {_describe(version, owner, event)}; the replay has "
+                f"{_describe(record.version, record.private_to, record.event)}",
+            )
+        self.run.events.append((version, event))
 
     def visit_start(self, record: Start) -> None:
         run = self.run
@@ -237,18 +240,6 @@ class _Checker(RecordVisitor):
 
     def _request_id(self, request_id: int) -> None:
         self.run.max_request_id = max(self.run.max_request_id, request_id)
-
-    def _event(self, record: EventRecord, line: int) -> None:
-        if not self.pending:
-            raise ReplayMismatchError(line, f"an event the engine did not produce: {record.data}")
-        version, owner, event = self.pending.popleft()
-        if (record.version, record.private_to, record.data) != (version, owner, event.to_json()):
-            raise ReplayMismatchError(
-                line,
-                f"the engine produced {_describe(version, owner, event)}; the replay has "
-                f"{_describe(record.version, record.private_to, record.event)}",
-            )
-        self.run.events.append((version, event))
 
     def _lacks_nothing(self, line: int) -> None:
         if self.pending:
@@ -405,16 +396,21 @@ def rerun(
         visitor.visit_header(header)
         visitor.begin_game(run.state)
     for index, record in enumerate(records):
-        line = index + 2
-        checker.enter(record, line)
-        hook = hook_name(record)
+        line = checker.line = index + 2
+        if checker.ended:
+            raise ReplayMismatchError(line, "a line after the result: the match was over")
+        run.last_t_ms = float(record.t_ms)
+        hook = HOOKS[type(record)]  # the one dispatch on the record's kind, for every visitor
+        if visitor is None:
+            getattr(checker, hook)(record)
+            getattr(tally, hook)(record)  # counted once it re-ran, as the live match counts it
+            continue
         before, moves = run.state, run.moves
         getattr(checker, hook)(record)
-        getattr(tally, hook)(record)  # counted once it re-ran, as the live match counts it
-        if visitor is not None:
-            getattr(visitor, hook)(record)
-            if run.moves != moves:
-                visitor.visit_move(line, cast(Move, record), before, run.state)
+        getattr(tally, hook)(record)
+        getattr(visitor, hook)(record)
+        if run.moves != moves:
+            visitor.visit_move(line, cast(Move, record), before, run.state)
     finished = bool(records) and isinstance(records[-1], ResultRecord)
     if finished:
         checker._lacks_nothing(len(records) + 1)

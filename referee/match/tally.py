@@ -19,7 +19,7 @@ from referee.match.records import (
 from referee.match.summary import SeatSummary
 from referee.match.visitor import RecordVisitor, visit
 from referee.rules import DecisionKind
-from referee.rules.events import Called, DragonGiven, Event, Played, RoundEnded, RoundStarted, TrickWon
+from referee.rules.events import Called, DragonGiven, Played, RoundEnded, RoundStarted, TrickWon
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -86,9 +86,6 @@ class Tally(RecordVisitor):
         """Count one record."""
         visit(self, record)
 
-    def visit_event(self, record: EventRecord) -> None:
-        self.add_event(record.event)
-
     def visit_decision(self, record: DecisionRecord) -> None:
         seat = self.seats[record.seat]
         seat.bank_left_ms = record.bank_left_ms
@@ -118,8 +115,9 @@ class Tally(RecordVisitor):
         seat.bot_name = seat.bot_name or record.bot_name
         seat.bot_version = record.bot_version
 
-    def add_event(self, event: Event) -> None:
+    def visit_event(self, record: EventRecord) -> None:
         """Count what an event tells: calls and whether they were won, bombs, card points."""
+        event = record.event
         if isinstance(event, RoundStarted):
             self._callers.clear()
         elif isinstance(event, Called):

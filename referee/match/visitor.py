@@ -121,14 +121,10 @@ HOOKS: Final[dict[type, str]] = {
 }
 
 
-def hook_name(record: Line) -> str:
-    """The name of the hook that visits `record` (every walker's one dispatch on record type)."""
-    return HOOKS[type(record)]
-
-
 def visit(visitor: RecordVisitor, record: Line) -> None:
-    """Call the hook of `visitor` for this record's kind."""
+    """Call the hook of `visitor` for this record's kind (a walker of one visitor; rerun, which
+    calls several per record, looks the hook up in HOOKS once)."""
     getattr(visitor, HOOKS[type(record)])(record)
 
 
-__all__ = ["HOOKS", "RecordVisitor", "ReplayVisitor", "hook_name", "visit"]
+__all__ = ["HOOKS", "RecordVisitor", "ReplayVisitor", "visit"]
