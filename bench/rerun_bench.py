@@ -8,7 +8,8 @@ each replay once per repeat: `verify` (referee.replay.verify: the chain, then th
 through the rules engine), `html` (referee.replay.html.build_data) and `page`
 (referee.web.steps.page_data: the check and the viewer's data). A worker
 measures its own CPU time with the garbage collector on; the figures are medians and the ratio of
-the two, which a loaded machine changes far less than the absolute times. Without --baseline it
+the two, which a loaded machine changes far less than the absolute times; the ratio of the fastest
+runs, the least disturbed by other work, is printed too. Without --baseline it
 measures this tree alone. Default replays: the golden ones in replays/golden.
 """
 
@@ -100,14 +101,20 @@ def main(argv: list[str] | None = None) -> int:
         for operation in OPERATIONS:
             for index, path in enumerate(files):
                 times: dict[str, list[float]] = {name: [] for name in workers}
+                order = list(workers.items())
                 for _ in range(args.repeats):  # alternating: the machine's load falls on both alike
-                    for name, process in workers.items():
+                    for name, process in order:
                         times[name].append(_ask(process, operation, index))
+                    order.reverse()  # and neither is always the one that runs first
                 median = {name: statistics.median(values) for name, values in times.items()}
+                fastest = {name: min(values) for name, values in times.items()}
                 figures = ", ".join(f"{name} {ms:.1f} ms" for name, ms in median.items())
                 ratio = ""
                 if "baseline" in median:
-                    ratio = f", x{median['this tree'] / median['baseline']:.3f} of the baseline"
+                    ratio = (
+                        f", x{median['this tree'] / median['baseline']:.3f} of the baseline"
+                        f" (fastest runs: x{fastest['this tree'] / fastest['baseline']:.3f})"
+                    )
                 print(f"{operation} {path.name}: median CPU {figures}{ratio} ({args.repeats} runs each)")
     finally:
         for process in workers.values():

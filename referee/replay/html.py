@@ -167,24 +167,24 @@ class ViewerData(ReplayVisitor):
 
     def visit_event(self, record: EventRecord) -> None:
         # Its move came before it, so the snapshot of its version is there already.
-        event = record.event
-        version = record.version
-        if record.private_to is None:
-            self.tricks.add(event, len(self.steps))
+        event, version, owner = record.event, record.version, record.private_to
+        steps, tricks = self.steps, self.tricks
+        if owner is None:
+            tricks.add(event, len(steps))
         if isinstance(event, RoundStarted):
             self.dealt = version
         # The events that close a round precede, in the same move, the next round's deal.
         ends = self.round_ends
         shown = ends[version] if version in ends and self.dealt != version else self.at_version[version]
         seat = getattr(event, "seat", -1)
-        self.steps.append(
+        steps.append(
             [
                 version,
                 shown,
-                -1 if record.private_to is None else record.private_to,
+                -1 if owner is None else owner,
                 round(record.t_ms),
-                max(len(self.tricks.rounds) - 1, 0),
-                self.tricks.done,
+                max(len(tricks.rounds) - 1, 0),
+                tricks.done,
                 seat if isinstance(seat, int) else -1,
                 event.type,
                 describe(event),
