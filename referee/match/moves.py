@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from referee.match.digests import seed_commitment
 from referee.match.records import (
@@ -32,6 +33,7 @@ from referee.match.records import (
     WindowRecord,
 )
 from referee.match.tally import Tally
+from referee.match.visitor import HOOKS, RecordVisitor, ReplayVisitor
 from referee.rules import (
     Action,
     DecisionKind,
@@ -162,67 +164,82 @@ def _describe(version: int, owner: int | None, event: Event) -> str:
     return f"{event.type} at state {version} ({audience}): {event.to_json()}"
 
 
-class _Checker:
-    """Re-runs records one by one (see rerun)."""
+class _OnMove(ReplayVisitor):
+    """The visitor behind rerun's `on_move` callback."""
 
-    def __init__(
-        self,
-        header: Header,
-        seed: int | str | None,
-        check_result: bool,
-        on_move: Callable[[int, Move, State], None] | None,
-    ):
+    def __init__(self, on_move: Callable[[int, Move, State], None]) -> None:
+        self.on_move = on_move
+
+    def visit_move(self, line: int, move: Move, before: State, after: State) -> None:
+        self.on_move(line, move, after)
+
+
+class _Checker(RecordVisitor):
+    """Re-runs records one by one, each through its hook, and checks them (see rerun)."""
+
+    def __init__(self, header: Header, seed: int | str | None, check_result: bool):
         self.header = header
         self.check_result = check_result
-        self.on_move = on_move
         state, self.deal_events = initial_state(header, seed)
         self.run = Rerun(state, Tally(state.config.players, [s.bot_name for s in header.seats]))
         self.pending: deque[Expected] = deque()
+        self.line = 1  # the line of the record being re-run (the header is line 1)
         self.ended = False  # a result was re-run: nothing may follow it
         # Seats whose window request timed out at a state version: their answer must be decline.
         self.silent: dict[int, set[int]] = {}
 
-    def record(self, record: Record, line: int) -> None:
-        run = self.run
-        if self.ended:
-            raise ReplayMismatchError(line, "a line after the result: the match was over")
-        if isinstance(record, RedactedRecord):
-            raise ReplayMismatchError(line, "a withheld record: a redacted view's moves cannot be re-run")
-        self.ended = isinstance(record, ResultRecord)
-        run.last_t_ms = float(record.t_ms)
-        if isinstance(record, (DecisionRecord, ViolationRecord, RejectionRecord)):
-            run.max_request_id = max(run.max_request_id, record.request_id)
-        if isinstance(record, EventRecord):
-            self._event(record, line)
-        elif isinstance(record, Start):
-            if run.started:
-                raise ReplayMismatchError(line, "a second start record")
-            run.started = True
-            self.pending.extend((0, event.private_to, event) for event in self.deal_events)
-        elif isinstance(record, ViolationRecord) and record.decision is DecisionKind.BOMB_WINDOW:
-            self._silent_in_window(record, line)
-        elif isinstance(record, ViolationRecord) and forfeits(self.header, record):
-            self._check_default(record, line)  # the one timeout too many: the team forfeits
-        elif isinstance(record, (DecisionRecord, CallRecord, WindowRecord, ViolationRecord)):
-            self._move(record, line)
-        elif isinstance(record, ResultRecord) and self.check_result:
-            self._lacks_nothing(line)
-            self._result(record, line)
-        if not isinstance(record, EventRecord):
-            run.tally.add(record)
+    def visit_redacted(self, record: RedactedRecord) -> None:
+        raise ReplayMismatchError(self.line, "a withheld record: a redacted view's moves cannot be re-run")
 
-    def _event(self, record: EventRecord, line: int) -> None:
+    def visit_event(self, record: EventRecord) -> None:
         if not self.pending:
-            raise ReplayMismatchError(line, f"an event the engine did not produce: {record.data}")
+            raise ReplayMismatchError(self.line, f"an event the engine did not produce: {record.data}")
         version, owner, event = self.pending.popleft()
         if (record.version, record.private_to, record.data) != (version, owner, event.to_json()):
             raise ReplayMismatchError(
-                line,
+                self.line,
                 f"the engine produced {_describe(version, owner, event)}; the replay has "
                 f"{_describe(record.version, record.private_to, record.event)}",
             )
         self.run.events.append((version, event))
-        self.run.tally.add_event(event)
+
+    def visit_start(self, record: Start) -> None:
+        run = self.run
+        if run.started:
+            raise ReplayMismatchError(self.line, "a second start record")
+        run.started = True
+        self.pending.extend((0, event.private_to, event) for event in self.deal_events)
+
+    def visit_decision(self, record: DecisionRecord) -> None:
+        self._request_id(record.request_id)
+        self._move(record, self.line)
+
+    def visit_call(self, record: CallRecord) -> None:
+        self._move(record, self.line)
+
+    def visit_window(self, record: WindowRecord) -> None:
+        self._move(record, self.line)
+
+    def visit_violation(self, record: ViolationRecord) -> None:
+        self._request_id(record.request_id)
+        if record.decision is DecisionKind.BOMB_WINDOW:
+            self._silent_in_window(record, self.line)
+        elif forfeits(self.header, record):
+            self._check_default(record, self.line)  # the one timeout too many: the team forfeits
+        else:
+            self._move(record, self.line)
+
+    def visit_rejection(self, record: RejectionRecord) -> None:
+        self._request_id(record.request_id)
+
+    def visit_result(self, record: ResultRecord) -> None:
+        self.ended = True
+        if self.check_result:
+            self._lacks_nothing(self.line)
+            self._result(record, self.line)
+
+    def _request_id(self, request_id: int) -> None:
+        self.run.max_request_id = max(self.run.max_request_id, request_id)
 
     def _lacks_nothing(self, line: int) -> None:
         if self.pending:
@@ -288,8 +305,6 @@ class _Checker:
         run.version += 1
         run.moves += 1
         self.pending.extend((run.version, event.private_to, event) for event in events)
-        if self.on_move is not None:
-            self.on_move(line, record, state)
 
     def _window(self, record: WindowRecord, line: int) -> tuple[State, list[Event]]:
         state = self.run.state
@@ -361,22 +376,49 @@ def rerun(
     check_result: bool = True,
     on_move: Callable[[int, Move, State], None] | None = None,
     seed: int | str | None = None,
+    visitor: ReplayVisitor | None = None,
 ) -> Rerun:
     """Re-run every move of a replay and check every event; ReplayMismatchError at the first
-    difference. Line numbers count the header as line 1. `on_move(line, move, state_after)` sees
-    each move as it is replayed. A format-2 replay is re-run from the seed it reveals (checked
-    against its commitment), or from `seed` (a resuming referee's); SeedHiddenError if neither."""
+    difference. Line numbers count the header as line 1. `visitor` sees the replay as it re-runs
+    (see ReplayVisitor); `on_move(line, move, state_after)`, the older way to follow it, sees
+    each move. A format-2 replay is re-run from the seed it reveals (checked against its
+    commitment), or from `seed` (a resuming referee's); SeedHiddenError if neither."""
+    if on_move is not None:
+        if visitor is not None:
+            raise TypeError("rerun takes on_move or a visitor, not both")
+        visitor = _OnMove(on_move)
     if seed is None:
         seed = revealed_seed(header, records)
-    checker = _Checker(header, seed, check_result, on_move)
+    checker = _Checker(header, seed, check_result)
+    run = checker.run
+    tally = run.tally
+    if visitor is not None:
+        visitor.visit_header(header)
+        visitor.begin_game(run.state)
     for index, record in enumerate(records):
-        checker.record(record, index + 2)
+        line = checker.line = index + 2
+        if checker.ended:
+            raise ReplayMismatchError(line, "a line after the result: the match was over")
+        run.last_t_ms = float(record.t_ms)
+        hook = HOOKS[type(record)]  # the one dispatch on the record's kind, for every visitor
+        if visitor is None:
+            getattr(checker, hook)(record)
+            getattr(tally, hook)(record)  # counted once it re-ran, as the live match counts it
+            continue
+        before, moves = run.state, run.moves
+        getattr(checker, hook)(record)
+        getattr(tally, hook)(record)
+        getattr(visitor, hook)(record)
+        if run.moves != moves:
+            visitor.visit_move(line, cast(Move, record), before, run.state)
     finished = bool(records) and isinstance(records[-1], ResultRecord)
     if finished:
         checker._lacks_nothing(len(records) + 1)
     else:
-        checker.run.unwritten = [(version, event) for version, _, event in checker.pending]
-    return checker.run
+        run.unwritten = [(version, event) for version, _, event in checker.pending]
+    if visitor is not None:
+        visitor.end_game(run)
+    return run
 
 
 __all__ = [

@@ -17,8 +17,9 @@ from referee.match.records import (
     WindowRecord,
 )
 from referee.match.summary import SeatSummary
+from referee.match.visitor import RecordVisitor, visit
 from referee.rules import DecisionKind
-from referee.rules.events import Called, DragonGiven, Event, Played, RoundEnded, RoundStarted, TrickWon
+from referee.rules.events import Called, DragonGiven, Played, RoundEnded, RoundStarted, TrickWon
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -74,7 +75,7 @@ class _Counts:
         )
 
 
-class Tally:
+class Tally(RecordVisitor):
     """Counts what every seat did, record by record (decisions, think times, calls, points...)."""
 
     def __init__(self, players: int, bot_names: Sequence[str] = ()) -> None:
@@ -83,35 +84,40 @@ class Tally:
 
     def add(self, record: Record) -> None:
         """Count one record."""
-        if isinstance(record, EventRecord):
-            self.add_event(record.event)
-        elif isinstance(record, DecisionRecord):
-            seat = self.seats[record.seat]
-            seat.bank_left_ms = record.bank_left_ms
-            if not record.by_referee:  # the referee's pass is neither the bot's decision nor its time
-                seat.decisions += 1
-                seat.think_ms.append(float(record.time_used_ms))
-        elif isinstance(record, WindowRecord):
-            for seat_number, used in record.times_ms:
-                seat = self.seats[seat_number]
-                seat.decisions += 1
-                seat.think_ms.append(float(used))
-        elif isinstance(record, ViolationRecord):
-            seat = self.seats[record.seat]
-            seat.timeouts += 1
-            if record.decision is not DecisionKind.BOMB_WINDOW:
-                seat.bank_left_ms = 0
-        elif isinstance(record, RejectionRecord):
-            self.seats[record.seat].rejections += 1
-        elif isinstance(record, Connected):
-            seat = self.seats[record.seat]
-            if record.reconnect:
-                seat.reconnections += 1
-            seat.bot_name = seat.bot_name or record.bot_name
-            seat.bot_version = record.bot_version
+        visit(self, record)
 
-    def add_event(self, event: Event) -> None:
+    def visit_decision(self, record: DecisionRecord) -> None:
+        seat = self.seats[record.seat]
+        seat.bank_left_ms = record.bank_left_ms
+        if not record.by_referee:  # the referee's pass is neither the bot's decision nor its time
+            seat.decisions += 1
+            seat.think_ms.append(float(record.time_used_ms))
+
+    def visit_window(self, record: WindowRecord) -> None:
+        for seat_number, used in record.times_ms:
+            seat = self.seats[seat_number]
+            seat.decisions += 1
+            seat.think_ms.append(float(used))
+
+    def visit_violation(self, record: ViolationRecord) -> None:
+        seat = self.seats[record.seat]
+        seat.timeouts += 1
+        if record.decision is not DecisionKind.BOMB_WINDOW:
+            seat.bank_left_ms = 0
+
+    def visit_rejection(self, record: RejectionRecord) -> None:
+        self.seats[record.seat].rejections += 1
+
+    def visit_connected(self, record: Connected) -> None:
+        seat = self.seats[record.seat]
+        if record.reconnect:
+            seat.reconnections += 1
+        seat.bot_name = seat.bot_name or record.bot_name
+        seat.bot_version = record.bot_version
+
+    def visit_event(self, record: EventRecord) -> None:
         """Count what an event tells: calls and whether they were won, bombs, card points."""
+        event = record.event
         if isinstance(event, RoundStarted):
             self._callers.clear()
         elif isinstance(event, Called):

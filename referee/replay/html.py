@@ -15,15 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.match.moves import (
-    ReplayMismatchError,
-    SeedHiddenError,
-    apply_move,
-    initial_state,
-    rerun,
-    revealed_seed,
-)
+from referee.match.moves import ReplayMismatchError, Rerun, SeedHiddenError, apply_move, rerun
 from referee.match.records import CallRecord, DecisionRecord, EventRecord, Move, ViolationRecord, WindowRecord
+from referee.match.visitor import ReplayVisitor
 from referee.replay.format import Replay, ReplayFormatError
 from referee.replay.text import describe
 from referee.rules import DecisionKind, Decline, Event, State, without_next_deal
@@ -134,49 +128,60 @@ class _Tricks:
         return len(self.rounds[-1]["tricks"]) if self.rounds else 0
 
 
-def build_data(replay: Replay) -> dict[str, Any]:
-    """Everything the page shows, per step, re-derived from the replay by the rules engine."""
-    # A replay whose seed is not revealed yet raises SeedHiddenError: its deals are unknown.
-    first, _ = initial_state(replay.header, revealed_seed(replay.header, replay.records))
-    snapshots: list[list[Any]] = [_snapshot(first)]
-    at_version = [0]  # the index in `snapshots` of each state version
-    round_ends: dict[int, int] = {}  # version -> the index of the snapshot of the round it ended
-    moves: list[list[Any] | None] = [None]
-    before = first
+class ViewerData(ReplayVisitor):
+    """Collects what the page shows as the replay re-runs: a snapshot of every state, every
+    move, a step per event record, the tricks and each seat's think times (build_data's visitor;
+    give it to verify to check a replay and build its page in one re-run)."""
 
-    def on_move(line: int, move: Move, state: State) -> None:
-        nonlocal before
-        if state.round != before.round:
-            end = _snapshot(_round_end(before, move))
-            round_ends[len(at_version)] = len(snapshots)
-            snapshots.append(end)
-        at_version.append(len(snapshots))
-        snapshots.append(_snapshot(state))
-        moves.append(_move(move))
-        before = state
+    def __init__(self) -> None:
+        self.snapshots: list[list[Any]] = []
+        self.at_version: list[int] = []  # the index in `snapshots` of each state version
+        self.round_ends: dict[int, int] = {}  # version -> the index of the snapshot of the round it ended
+        self.moves: list[list[Any] | None] = [None]
+        self.steps: list[list[Any]] = []
+        self.tricks = _Tricks()
+        self.dealt = -1  # the last version whose move dealt a new round
+        self.think: list[list[list[float]]] = []
+        self.run: Rerun | None = None  # set once every record re-ran
 
-    # A replay that does not verify raises ReplayMismatchError: a page of it would show wrong hands.
-    run = rerun(replay.header, replay.records, on_move=on_move)
-    tricks = _Tricks()
-    steps: list[list[Any]] = []
-    dealt = -1  # the last version whose move dealt a new round
-    for record in replay.records:
-        if not isinstance(record, EventRecord):
-            continue
-        event = record.event
-        version = record.version
-        if record.private_to is None:
+    def begin_game(self, state: State) -> None:
+        self.think = [[] for _ in range(state.config.players)]
+        self.at_version.append(len(self.snapshots))
+        self.snapshots.append(_snapshot(state))
+
+    def visit_move(self, line: int, move: Move, before: State, after: State) -> None:
+        if after.round != before.round:
+            self.round_ends[len(self.at_version)] = len(self.snapshots)
+            self.snapshots.append(_snapshot(_round_end(before, move)))
+        self.at_version.append(len(self.snapshots))
+        self.snapshots.append(_snapshot(after))
+        self.moves.append(_move(move))
+
+    # A move record names the version it was made at; its events carry the next one.
+    def visit_decision(self, record: DecisionRecord) -> None:
+        self.think[record.seat].append([record.version + 1, float(record.time_used_ms)])
+
+    def visit_window(self, record: WindowRecord) -> None:
+        for seat_number, used in record.times_ms:
+            self.think[seat_number].append([record.version + 1, float(used)])
+
+    def visit_event(self, record: EventRecord) -> None:
+        # Its move came before it, so the snapshot of its version is there already.
+        event, version, owner = record.event, record.version, record.private_to
+        steps, tricks = self.steps, self.tricks
+        if owner is None:
             tricks.add(event, len(steps))
         if isinstance(event, RoundStarted):
-            dealt = version
+            self.dealt = version
         # The events that close a round precede, in the same move, the next round's deal.
-        shown = round_ends[version] if version in round_ends and dealt != version else at_version[version]
+        ends = self.round_ends
+        shown = ends[version] if version in ends and self.dealt != version else self.at_version[version]
         seat = getattr(event, "seat", -1)
         steps.append(
             [
                 version,
                 shown,
-                -1 if record.private_to is None else record.private_to,
+                -1 if owner is None else owner,
                 round(record.t_ms),
                 max(len(tricks.rounds) - 1, 0),
                 tricks.done,
@@ -185,45 +190,55 @@ def build_data(replay: Replay) -> dict[str, Any]:
                 describe(event),
             ]
         )
-    if not steps:
-        # A match that never started: one step, the position it was created with.
-        steps.append([0, 0, -1, 0, 0, 0, -1, "", "no event yet: the match has not started"])
-    # Most of a state is as it was one move before: ship only the fields that changed.
-    states: list[Any] = [snapshots[0]]
-    for previous, snapshot in itertools.pairwise(snapshots):
-        states.append([[i, value] for i, value in enumerate(snapshot) if value != previous[i]])
-    players = first.config.players
-    think: list[list[list[float]]] = [[] for _ in range(players)]
-    for record in replay.records:
-        # A move record names the version it was made at; its events carry the next one.
-        if isinstance(record, DecisionRecord):
-            think[record.seat].append([record.version + 1, float(record.time_used_ms)])
-        elif isinstance(record, WindowRecord):
-            for seat_number, used in record.times_ms:
-                think[seat_number].append([record.version + 1, float(used)])
-    result = replay.result
-    lines = result.summary if result is not None and result.summary else run.tally.summary()
-    config = first.config
-    return {
-        "v": DATA_VERSION,
-        "match": {
-            "id": replay.match_id,
-            "created_at": replay.header.created_at,
-            "players": players,
-            "names": replay.seat_names(),
-            "target": config.target_score,
-            "mode": config.match_mode,
-            "result": None if result is None else result.reason,
-            "truncated": replay.truncated,
-        },
-        "cards": list(CARD_NAMES),
-        "states": states,
-        "moves": moves,
-        "steps": steps,
-        "rounds": tricks.rounds,
-        "think": think,
-        "summary": [line.to_json() for line in lines],
-    }
+
+    def end_game(self, run: Rerun) -> None:
+        self.run = run
+
+    def data(self, replay: Replay) -> dict[str, Any]:
+        """The page's data, once `replay` (the one re-run) re-ran to its end."""
+        run = self.run
+        if run is None:
+            raise ValueError("the replay has not been re-run to its end")
+        snapshots, steps = self.snapshots, self.steps
+        if not steps:
+            # A match that never started: one step, the position it was created with.
+            steps.append([0, 0, -1, 0, 0, 0, -1, "", "no event yet: the match has not started"])
+        # Most of a state is as it was one move before: ship only the fields that changed.
+        states: list[Any] = [snapshots[0]]
+        for previous, snapshot in itertools.pairwise(snapshots):
+            states.append([[i, value] for i, value in enumerate(snapshot) if value != previous[i]])
+        config = run.state.config  # a game's rules do not change as it is played
+        result = replay.result
+        lines = result.summary if result is not None and result.summary else run.tally.summary()
+        return {
+            "v": DATA_VERSION,
+            "match": {
+                "id": replay.match_id,
+                "created_at": replay.header.created_at,
+                "players": config.players,
+                "names": replay.seat_names(),
+                "target": config.target_score,
+                "mode": config.match_mode,
+                "result": None if result is None else result.reason,
+                "truncated": replay.truncated,
+            },
+            "cards": list(CARD_NAMES),
+            "states": states,
+            "moves": self.moves,
+            "steps": steps,
+            "rounds": self.tricks.rounds,
+            "think": self.think,
+            "summary": [line.to_json() for line in lines],
+        }
+
+
+def build_data(replay: Replay) -> dict[str, Any]:
+    """Everything the page shows, per step, re-derived from the replay by the rules engine."""
+    viewer = ViewerData()
+    # A replay whose seed is not revealed yet raises SeedHiddenError: its deals are unknown; one
+    # that does not verify raises ReplayMismatchError: a page of it would show wrong hands.
+    rerun(replay.header, replay.records, visitor=viewer)
+    return viewer.data(replay)
 
 
 def _embed(data: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ from referee.match.records import (
     WindowRecord,
 )
 from referee.match.summary import SeatSummary
+from referee.match.visitor import RecordVisitor, visit
 from referee.rules import Decline, Event, format_cards
 from referee.rules.cards import CARD_NAMES, rank_name
 from referee.rules.events import (
@@ -162,7 +163,7 @@ def summary_table(seats: Sequence[SeatSummary]) -> list[str]:
     return lines
 
 
-class Renderer:
+class Renderer(RecordVisitor):
     """Turns replay records into readable lines; `seat` limits the view to what it saw."""
 
     def __init__(self, seat: int | None = None, from_round: int | None = None) -> None:
@@ -176,52 +177,61 @@ class Renderer:
         self.trick_open = False
         self.showing = from_round is None
         self._think: dict[int, float] = {}  # the latest decision's think time, by seat
+        self._lines: list[str] = []  # what the record being fed adds
 
     def feed(self, record: Header | Record) -> list[str]:
         """The lines one record adds (none for what this view does not show), every non-printing
         character in them (a bot's name, a rejected message) escaped for the terminal."""
-        lines = self._lines(record)  # read even when not shown: it follows the hands and names
+        self._lines = []
+        visit(self, record)  # even when not shown: it follows the hands and names
         if not (self.showing or isinstance(record, Header | ResultRecord)):
             return []
-        return [visible(line) for line in lines]
+        return [visible(line) for line in self._lines]
 
-    def _lines(self, record: Header | Record) -> list[str]:
-        if isinstance(record, EventRecord):
-            return self._event(record)
-        if isinstance(record, DecisionRecord):
-            if self.seat is None or record.seat == self.seat:
-                self._think[record.seat] = float(record.time_used_ms)
-            return []
-        if isinstance(record, WindowRecord):
-            return self._window(record)
-        if isinstance(record, Header):
-            return self._header(record)
-        if isinstance(record, Start):
-            versions = ", ".join(f"{s.bot_name} {s.bot_version}".strip() for s in record.seats)
-            return [f"Started {record.started_at or '?'}: {versions}"]
-        if isinstance(record, Connected):
-            return [f"  ~ {self._name(record.seat)} reconnected"] if record.reconnect else []
-        if isinstance(record, Disconnected):
-            return [f"  ~ {self._name(record.seat)} disconnected ({record.why or '?'})"]
-        if isinstance(record, Abandoned):
-            return [f"  ~ {self._name(record.seat)} abandoned its seat"]
-        if isinstance(record, ResumeRecord):
-            return [f"  ~ the referee restarted and resumed the match at state {record.version}"]
-        if isinstance(record, ViolationRecord):
-            if not self._sees(record.seat):
-                return []
+    def visit_header(self, header: Header) -> None:
+        self._lines = self._header(header)
+
+    def visit_event(self, record: EventRecord) -> None:
+        self._lines = self._event(record)
+
+    def visit_decision(self, record: DecisionRecord) -> None:
+        if self.seat is None or record.seat == self.seat:
+            self._think[record.seat] = float(record.time_used_ms)
+
+    def visit_window(self, record: WindowRecord) -> None:
+        self._lines = self._window(record)
+
+    def visit_start(self, record: Start) -> None:
+        versions = ", ".join(f"{s.bot_name} {s.bot_version}".strip() for s in record.seats)
+        self._lines = [f"Started {record.started_at or '?'}: {versions}"]
+
+    def visit_connected(self, record: Connected) -> None:
+        if record.reconnect:
+            self._lines = [f"  ~ {self._name(record.seat)} reconnected"]
+
+    def visit_disconnected(self, record: Disconnected) -> None:
+        self._lines = [f"  ~ {self._name(record.seat)} disconnected ({record.why or '?'})"]
+
+    def visit_abandoned(self, record: Abandoned) -> None:
+        self._lines = [f"  ~ {self._name(record.seat)} abandoned its seat"]
+
+    def visit_resume(self, record: ResumeRecord) -> None:
+        self._lines = [f"  ~ the referee restarted and resumed the match at state {record.version}"]
+
+    def visit_violation(self, record: ViolationRecord) -> None:
+        if self._sees(record.seat):
             what = f"timed out ({record.decision.value}): default {record.default}"
-            return [f"  ! {self._name(record.seat)} {what}"]
-        if isinstance(record, RejectionRecord):
-            if not self._sees(record.seat):
-                return []
+            self._lines = [f"  ! {self._name(record.seat)} {what}"]
+
+    def visit_rejection(self, record: RejectionRecord) -> None:
+        if self._sees(record.seat):
             rule = f" [{record.rule}]" if record.rule else ""
-            return [
+            self._lines = [
                 f"  ! {self._name(record.seat)}'s message rejected ({record.reason}){rule}: {record.message}"
             ]
-        if isinstance(record, ResultRecord):
-            return self._result(record)
-        return []
+
+    def visit_result(self, record: ResultRecord) -> None:
+        self._lines = self._result(record)
 
     def _sees(self, owner: int | None) -> bool:
         return owner is None or self.seat is None or owner == self.seat

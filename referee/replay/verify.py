@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from referee.match.moves import ReplayMismatchError, Rerun, SeedHiddenError, rerun
+from referee.match.visitor import ReplayVisitor
 from referee.replay.format import Replay
 from referee.replay.signing import fingerprint, signature_is_valid
 
@@ -28,8 +29,11 @@ class Verdict:
     run: Rerun | None = None
 
 
-def verify(replay: Replay, public_key: Ed25519PublicKey | None = None) -> Verdict:
-    """Check a replay; ReplayMismatchError names the first line that fails."""
+def verify(
+    replay: Replay, public_key: Ed25519PublicKey | None = None, visitor: ReplayVisitor | None = None
+) -> Verdict:
+    """Check a replay; ReplayMismatchError names the first line that fails. `visitor` sees the
+    moves' re-run, when there is one (after the chain and the signature held)."""
     parts: list[str] = []
     header = replay.header
     lines = len(replay.records) + 1
@@ -49,7 +53,7 @@ def verify(replay: Replay, public_key: Ed25519PublicKey | None = None) -> Verdic
         )
         return Verdict("; ".join(parts))
     try:
-        run = rerun(header, replay.records)
+        run = rerun(header, replay.records, visitor=visitor)
     except SeedHiddenError:
         parts.append("the seed is not revealed yet, so the moves are not re-run")
         return Verdict("; ".join(parts))

@@ -17,8 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from referee.match.moves import ReplayMismatchError, SeedHiddenError
 from referee.match.records import EventRecord
+from referee.match.visitor import ReplayVisitor
 from referee.replay.format import Replay, parse_lines, read_lines
-from referee.replay.html import DATA_VERSION, build_data
+from referee.replay.html import DATA_VERSION, ViewerData, build_data
 from referee.replay.redact import redacted_lines
 from referee.replay.signing import KeyFileError, load_public_key
 from referee.replay.text import describe
@@ -42,10 +43,13 @@ FOLDED_TYPES = frozenset({"window_closed"})
 CACHE_SIZE = 64
 
 
-def verification(replay: Replay, public_key: Ed25519PublicKey | None) -> dict[str, Any]:
-    """What `tichu replay verify` says of the replay, as the page shows it: ok, and each check."""
+def verification(
+    replay: Replay, public_key: Ed25519PublicKey | None, visitor: ReplayVisitor | None = None
+) -> dict[str, Any]:
+    """What `tichu replay verify` says of the replay, as the page shows it: ok, and each check.
+    `visitor` sees the moves' re-run, when there is one."""
     try:
-        verdict = verify(replay, public_key)
+        verdict = verify(replay, public_key, visitor)
     except ReplayMismatchError as error:
         return {"ok": False, "checks": [f"does not verify: {error}"], "chain": _chain(replay)}
     # The chain's and the signature's parts are shown on lines of their own.
@@ -193,14 +197,18 @@ def page_data(
 ) -> dict[str, Any]:
     """The game page's data: the viewer's steps (the full view when the engine can re-run the
     replay, else the public one), the steps folded by default, the score per hand, the check."""
-    checked = verification(replay, public_key)
+    viewer = None if public or replay.withheld else ViewerData()
+    # One re-run checks the moves and collects the viewer's steps.
+    checked = verification(replay, public_key, viewer)
     why_public = ""
-    if public or replay.withheld:
+    if viewer is None:
         data = public_data(replay)
         why_public = "a public view: the hands are not shown" if replay.withheld or public else ""
     else:
         try:
-            data = build_data(replay)
+            # The viewer's data does not need the chain or signature to hold: when the check
+            # failed before the moves re-ran to their end, they are re-run for the page alone.
+            data = viewer.data(replay) if viewer.run is not None else build_data(replay)
             data["match"]["public"] = False
         except SeedHiddenError:
             data = public_data(replay)
