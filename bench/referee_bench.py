@@ -33,7 +33,12 @@ run in other processes.
    largest K with no timeout is printed too. The ladder climbs 25, 50, 100, 200, 300, 400, 500,
    600 while nothing times out, then, if no step passed, steps down (10, 3, 1). `--think-ms
    0,100` runs a ladder per think time (bomb windows are always answered at once, as the SDK
-   does for a hand without a bomb).
+   does for a hand without a bomb). Each step prints the p99.9 round trip too, and every garbage
+   collection the referee process made in the window (gc.callbacks, the collector left on), by
+   generation: how many, the longest and p99 pause by the clock and in the collecting thread's
+   CPU time (which the machine's other load does not stretch), and what they found; and the
+   tracked heap after the window. `--collector tuned,frozen,python` runs each step once per
+   collector setting, side by side (referee.server.heap is what `tichu serve` applies).
 
 The machine is shared and noisy: compare figures of one run with each other, and read them with
 the load average printed beside them.
@@ -77,7 +82,7 @@ from referee.replay import read_replay
 from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_decisions, new_game, to_act
 from referee.rules.events import RoundScored
 from referee.server.codec import action_to_proto
-from referee.server.heap import REFEREE_THRESHOLDS, tune_collector
+from referee.server.heap import referee_thresholds, tune_collector
 from referee.server.serve import RunningServer, start_server
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
@@ -127,7 +132,7 @@ HELLO_ENV = "TICHU_BENCH_HELLO"
 # (what `tichu serve` did before); or None: CPython's defaults, nothing frozen.
 Thresholds = tuple[int, int, int] | None
 COLLECTORS: dict[str, Thresholds] = {
-    "tuned": REFEREE_THRESHOLDS,
+    "tuned": referee_thresholds(),  # read at import, from this interpreter's defaults
     "frozen": gc.get_threshold(),  # this interpreter's defaults: nothing has tuned them at import
     "python": None,
 }
@@ -837,7 +842,7 @@ def serve_in_process(
     clock: ClockSettings,
     lifetime_s: float,
     profile_to: str = "",
-    thresholds: Thresholds = REFEREE_THRESHOLDS,
+    thresholds: Thresholds = COLLECTORS["tuned"],
 ) -> None:
     """Entry point of the server process: the referee, the echo and the control services."""
     # Timeouts are counted from the tables' statistics; the log keeps only errors.
@@ -869,7 +874,7 @@ class ServerProcess:
         name: str,
         lifetime_s: float = 900.0,
         start_timeout_s: float = 60.0,
-        thresholds: Thresholds = REFEREE_THRESHOLDS,
+        thresholds: Thresholds = COLLECTORS["tuned"],
     ) -> None:
         self.organiser = secrets.token_urlsafe(16)
         self.metadata = (("authorization", f"Bearer {self.organiser}"),)
@@ -1573,7 +1578,7 @@ def _print_hands(result: Hands, command: str) -> None:
 
 
 STEP_HEADER = (
-    f"   {'K':>5} {'GC':>6} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} "
+    f"   {'K':>5} {'GC':>13} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} "
     f"{'timeouts':>12} {'ref CPU':>8} {'us/dec':>7} {'GC ms':>9} {'bots CPU':>9} {'connect':>8} {'step':>6}"
 )
 
@@ -1581,7 +1586,7 @@ STEP_HEADER = (
 def _print_step(step: Step) -> None:
     timeouts = f"{step.timeouts} ({step.window_timeouts})"
     print(
-        f"   {step.tables:>5} {step.collector:>6} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
+        f"   {step.tables:>5} {step.collector:>13} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
         f"{step.latency.p50_ms:>8.2f} {step.latency.p99_ms:>8.2f} {step.latency.p999_ms:>9.2f} "
         f"{timeouts:>12} "
         f"{step.server_cpu:>8.2f} {step.cpu_per_decision_us:>7.0f} "
@@ -1646,7 +1651,7 @@ def _print_collectors(steps: Sequence[Step], collectors: Sequence[str]) -> None:
                 gc_cpu_ms = sum(pauses.total_cpu_ms for pauses in step.gc.values())
                 share = gc_cpu_ms / max(1e-9, step.server_cpu * 1000 * step.measure_s)
                 print(
-                    f"   K={tables:<4} {collector:>6}: full collections {full.count}x, "
+                    f"   K={tables:<4} {collector:>13}: full collections {full.count}x, "
                     f"longest {full.max_ms:.1f} ms (CPU {full.max_cpu_ms:.1f}); "
                     f"GC CPU {gc_cpu_ms:.0f} ms ({share:.1%}); us/dec {step.cpu_per_decision_us:.0f}; "
                     f"p99.9 {step.latency.p999_ms:.1f} ms "
@@ -1669,8 +1674,6 @@ def _figure_tables(
         f" --think-ms {think_ms:g} --seed {seed}"
     )
     command += f" --collector {','.join(collectors)}"
-    if COLLECTORS["tuned"] != REFEREE_THRESHOLDS:
-        command += f" --gc-thresholds {','.join(map(str, COLLECTORS['tuned'] or ()))}"
     sdk = os.environ.get(HELLO_ENV) == "sdk"
     command += f" --hello {'sdk' if sdk else 'plain'}"
     pace = "at once" if not think_ms else f"after {think_ms:g} ms (bomb windows at once)"
@@ -1745,21 +1748,17 @@ def main(argv: list[str] | None = None) -> int:
         default="tuned",
         metavar="NAMES",
         help="figure 3: the referee process's garbage collector: tuned as `tichu serve` runs it "
-        "(default), frozen (the start-up heap, python's thresholds), python (its defaults); several, "
-        "comma-separated, run side by side; both = tuned,python",
-    )
-    parser.add_argument(
-        "--gc-thresholds",
-        metavar="A,B,C",
-        help=f"figure 3: the tuned collector's thresholds (default {','.join(map(str, REFEREE_THRESHOLDS))})",
+        "(default), frozen (the start-up heap, python's thresholds), python (its defaults), or A/B/C "
+        "(frozen, thresholds A, B, C); several, comma-separated, run side by side; both = tuned,python",
     )
     args = parser.parse_args(argv)
     os.environ[BUNDLES_ENV] = "0" if args.no_bundles else "1"
     os.environ[HELLO_ENV] = args.hello
-    if args.gc_thresholds:
-        zero, one, two = (int(n) for n in args.gc_thresholds.split(","))
-        COLLECTORS["tuned"] = (zero, one, two)
     collectors = ["tuned", "python"] if args.collector == "both" else args.collector.split(",")
+    for name in collectors:
+        with contextlib.suppress(ValueError):
+            zero, one, two = (int(n) for n in name.split("/"))
+            COLLECTORS[name] = (zero, one, two)
     if unknown := set(collectors) - set(COLLECTORS):
         parser.error(
             f"--collector: no collector {', '.join(sorted(unknown))} (known: {', '.join(COLLECTORS)})"

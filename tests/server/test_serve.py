@@ -17,7 +17,7 @@ import grpc
 import pytest
 
 from clients.scripted import ScriptedSeat
-from referee.server.heap import REFEREE_THRESHOLDS
+from referee.server.heap import OLDEST_THRESHOLD
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
 from referee.server.tokens import stored_organiser_token, token_bits, token_file
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -128,14 +128,15 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
 def test_serve_freezes_its_start_up_heap_and_collects_rarely(tmp_path: Path) -> None:
     # Full collections would walk start-up's objects at every pass and stall every table
     # (issue 27); the served process's own collector shows the tuning was applied.
+    fresh = subprocess.check_output([sys.executable, "-c", "import gc; print(*gc.get_threshold())"])
+    young, middle, oldest = (int(n) for n in fresh.split())
     thresholds, frozen, err = serve_until_sigterm(tmp_path)
-    assert thresholds == REFEREE_THRESHOLDS
+    assert thresholds == (young, middle, OLDEST_THRESHOLD) and oldest < OLDEST_THRESHOLD
     assert frozen > 10_000  # the modules, the protobuf descriptors, the server
     assert '"event": "collector_tuned"' in err
     # --gc-defaults leaves Python's collector as it was, for debugging.
     thresholds, frozen, err = serve_until_sigterm(tmp_path / "defaults", "--gc-defaults")
-    fresh = subprocess.check_output([sys.executable, "-c", "import gc; print(*gc.get_threshold())"])
-    assert thresholds == tuple(int(n) for n in fresh.split()) and frozen == 0
+    assert thresholds == (young, middle, oldest) and frozen == 0
     assert '"event": "collector_tuned"' not in err
 
 
