@@ -33,7 +33,12 @@ run in other processes.
    largest K with no timeout is printed too. The ladder climbs 25, 50, 100, 200, 300, 400, 500,
    600 while nothing times out, then, if no step passed, steps down (10, 3, 1). `--think-ms
    0,100` runs a ladder per think time (bomb windows are always answered at once, as the SDK
-   does for a hand without a bomb).
+   does for a hand without a bomb). Each step prints the p99.9 round trip too, and every garbage
+   collection the referee process made in the window (gc.callbacks, the collector left on), by
+   generation: how many, the longest and p99 pause by the clock and in the collecting thread's
+   CPU time (which the machine's other load does not stretch), and what they found; and the
+   tracked heap after the window. `--collector tuned,frozen,python` runs each step once per
+   collector setting, side by side (referee.server.heap is what `tichu serve` applies).
 
 The machine is shared and noisy: compare figures of one run with each other, and read them with
 the load average printed beside them.
@@ -46,6 +51,7 @@ import asyncio
 import atexit
 import contextlib
 import cProfile
+import dataclasses
 import functools
 import gc
 import json
@@ -76,7 +82,8 @@ from referee.rules import OFFICIAL, Decline, Phase, answer_window, apply, legal_
 from referee.rules.events import RoundScored
 from referee.scripted import ScriptedSeat, exchange_lowest
 from referee.server.codec import action_to_proto
-from referee.server.serve import RunningServer, freeze_startup_heap, start_server
+from referee.server.heap import referee_thresholds, tune_collector
+from referee.server.serve import RunningServer, start_server
 from referee.wire.tichu.v1 import referee_pb2 as pb
 from referee.wire.tichu.v1 import referee_pb2_grpc
 
@@ -120,9 +127,15 @@ BUNDLES_ENV = "TICHU_BENCH_BUNDLES"
 # (referee_declines, referee_passes, defer_events: fewer messages per turn) or as a bot that asks
 # for none of them. An environment variable, so the client processes see it too.
 HELLO_ENV = "TICHU_BENCH_HELLO"
-# --no-freeze: the referee process does not freeze its start-up heap (`tichu serve` does), to
-# compare the garbage collector's pauses.
-FREEZE_ENV = "TICHU_BENCH_FREEZE"
+# How the referee process's garbage collector runs (--collector): the start-up heap frozen and
+# the thresholds `tichu serve` sets (referee.server.heap); frozen with CPython's own thresholds
+# (what `tichu serve` did before); or None: CPython's defaults, nothing frozen.
+Thresholds = tuple[int, int, int] | None
+COLLECTORS: dict[str, Thresholds] = {
+    "tuned": referee_thresholds(),  # read at import, from this interpreter's defaults
+    "frozen": gc.get_threshold(),  # this interpreter's defaults: nothing has tuned them at import
+    "python": None,
+}
 # The scripted seats' answers: no calls, bomb windows declined.
 QUIET = frozenset({"no_grand_tichu", "no_tichu", "decline"})
 K = pb.DecisionKind
@@ -152,16 +165,23 @@ TOGETHER: frozenset[int] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Latency:
-    """A round-trip distribution in milliseconds: how many, the median, the 99th percentile."""
+    """A round-trip distribution in milliseconds: how many, the median, the 99th and 99.9th percentiles."""
 
     count: int
     p50_ms: float
     p99_ms: float
+    p999_ms: float = 0.0  # a pause that stalls every table shows here first
 
     @classmethod
     def of(cls, seconds: Sequence[float]) -> Latency:
         """The distribution of round trips given in seconds."""
-        return cls(len(seconds), percentile(seconds, 0.50) * 1000, percentile(seconds, 0.99) * 1000)
+        ordered = sorted(seconds)  # once, for the three nearest ranks
+        return cls(
+            len(seconds),
+            percentile(ordered, 0.50) * 1000,
+            percentile(ordered, 0.99) * 1000,
+            percentile(ordered, 0.999) * 1000,
+        )
 
     def __str__(self) -> str:
         return f"p50 {self.p50_ms:6.3f} ms  p99 {self.p99_ms:6.3f} ms  (n={self.count})"
@@ -646,30 +666,85 @@ def _relay_handler() -> Any:
     )
 
 
-OLDEST_GENERATION = 2  # the garbage collector's generations are 0, 1 and 2
+GENERATIONS = (0, 1, 2)  # CPython's collector: 2 is the oldest, a full collection
 
 
-class _FullCollections:
-    """The garbage collector's full collections (its oldest generation) in this process: when
-    each ended (time.monotonic, which every process on the machine shares) and how long it took."""
+@dataclass(frozen=True, slots=True)
+class Pauses:
+    """One generation's collections in a window: how many, and their pauses in milliseconds, by the
+    clock (what a decision waits) and in CPU time of the collecting thread (what the machine's other
+    load cannot stretch)."""
+
+    count: int = 0
+    max_ms: float = 0.0
+    p99_ms: float = 0.0
+    total_ms: float = 0.0
+    max_cpu_ms: float = 0.0
+    p99_cpu_ms: float = 0.0
+    total_cpu_ms: float = 0.0
+    collected: int = 0  # unreachable objects they found: what collecting less often would keep longer
+
+    @classmethod
+    def of(cls, walls_s: Sequence[float], cpus_s: Sequence[float], collected: int = 0) -> Pauses:
+        """The pauses given in seconds, wall and CPU, one pair per collection."""
+        return cls(
+            len(walls_s),
+            max(walls_s, default=0.0) * 1000,
+            percentile(walls_s, 0.99) * 1000,
+            sum(walls_s) * 1000,
+            max(cpus_s, default=0.0) * 1000,
+            percentile(cpus_s, 0.99) * 1000,
+            sum(cpus_s) * 1000,
+            collected,
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{self.count}x, max {self.max_ms:.1f} ms (CPU {self.max_cpu_ms:.1f}), "
+            f"p99 {self.p99_ms:.1f} ms (CPU {self.p99_cpu_ms:.1f}), total CPU {self.total_cpu_ms:.0f} ms, "
+            f"{self.collected:,} objects collected"
+        )
+
+
+class _Collections:
+    """Every garbage collection in this process: its generation, when it ended (time.monotonic,
+    which every process on the machine shares), and how long it took by the clock and in CPU time
+    of the thread that collected (collections do not nest, so one start is pending at a time)."""
 
     def __init__(self) -> None:
-        self.pauses: list[tuple[float, float]] = []
-        self._began = 0.0
+        self.done: list[
+            tuple[int, float, float, float, int]
+        ] = []  # (generation, ended, wall s, CPU s, found)
+        self._wall = self._cpu = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._began = time.perf_counter()
-        elif info["generation"] == OLDEST_GENERATION:
-            self.pauses.append((time.monotonic(), time.perf_counter() - self._began))
+            self._wall, self._cpu = time.perf_counter(), time.thread_time()
+        else:
+            wall, cpu = time.perf_counter() - self._wall, time.thread_time() - self._cpu
+            self.done.append((info["generation"], time.monotonic(), wall, cpu, info["collected"]))
 
-    def since(self, start: float) -> dict[str, float]:
-        """How many ended after `start`, and the longest of them in milliseconds."""
-        recent = [seconds for at, seconds in self.pauses if at >= start]
-        return {"gc_full": len(recent), "gc_longest_ms": max(recent, default=0.0) * 1000}
+    def since(self, start: float) -> dict[str, Any]:
+        """The collections that ended after `start`, by generation (Pauses' fields)."""
+        recent = [c for c in self.done if c[1] >= start]
+        by_generation = {}
+        for generation in GENERATIONS:
+            mine = [c for c in recent if c[0] == generation]
+            pauses = Pauses.of([c[2] for c in mine], [c[3] for c in mine], sum(c[4] for c in mine))
+            by_generation[str(generation)] = dataclasses.asdict(pauses)
+        return {"gc": by_generation}
 
 
-FULL_COLLECTIONS = _FullCollections()
+COLLECTIONS = _Collections()
+
+
+def heap_now() -> dict[str, Any]:
+    """The collector's settings and how many objects it tracks, by generation, and has frozen."""
+    return {
+        "thresholds": list(gc.get_threshold()),
+        "frozen": gc.get_freeze_count(),
+        "tracked": [len(gc.get_objects(generation)) for generation in GENERATIONS],
+    }
 
 
 def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
@@ -683,7 +758,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
         seats = [s for table in service.tables.values() for s in table.statistics()["seats"]]
         statuses = [table.status for table in service.tables.values()]
         return {
-            **FULL_COLLECTIONS.since(float(request.get("since", 0.0))),
+            **COLLECTIONS.since(float(request.get("since", 0.0))),
             "cpu_s": time.process_time(),
             "at": time.monotonic(),
             "tables": len(statuses),
@@ -692,6 +767,8 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
             "decisions": sum(s["decisions"] for s in seats),
             "timeouts": sum(s["timeouts"] for s in seats),
             "rejections": sum(s["rejections"] for s in seats),
+            # Walking the heap is itself a pause: only when asked, after the timed window.
+            **({"heap": heap_now()} if request.get("heap") else {}),
         }
 
     async def finished(request: dict[str, Any]) -> dict[str, Any]:
@@ -733,7 +810,9 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
     ]
 
 
-async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float) -> None:
+async def _serve(
+    conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float, thresholds: Thresholds
+) -> None:
     # Replays are written, as `tichu serve` writes them by default, into a folder that goes with
     # the process.
     replays = Path(tempfile.mkdtemp(prefix="tichu-bench-replays-"))
@@ -746,8 +825,8 @@ async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetim
     aux.add_generic_rpc_handlers(_aux_handlers(running, stop))
     aux_port = aux.add_insecure_port(f"{LOOPBACK}:0")
     await aux.start()
-    if os.environ.get(FREEZE_ENV, "1") == "1":
-        freeze_startup_heap()  # as `tichu serve` does
+    if thresholds is not None:
+        tune_collector(thresholds)  # as `tichu serve` does
     conn.send((running.port, aux_port))
     try:
         with contextlib.suppress(TimeoutError):
@@ -758,19 +837,24 @@ async def _serve(conn: Connection, organiser: str, clock: ClockSettings, lifetim
 
 
 def serve_in_process(
-    conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float, profile_to: str = ""
+    conn: Connection,
+    organiser: str,
+    clock: ClockSettings,
+    lifetime_s: float,
+    profile_to: str = "",
+    thresholds: Thresholds = COLLECTORS["tuned"],
 ) -> None:
     """Entry point of the server process: the referee, the echo and the control services."""
     # Timeouts are counted from the tables' statistics; the log keeps only errors.
     log.configure(level="error", force=True)
-    gc.callbacks.append(FULL_COLLECTIONS)
+    gc.callbacks.append(COLLECTIONS)
     if not profile_to:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s))
+        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
         return
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s))
+        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
     finally:
         profiler.disable()
         profiler.dump_stats(profile_to)
@@ -785,14 +869,21 @@ class ServerProcess:
     """A referee in a process of its own, and synchronous organiser and control calls to it."""
 
     def __init__(
-        self, clock: ClockSettings, name: str, lifetime_s: float = 900.0, start_timeout_s: float = 60.0
+        self,
+        clock: ClockSettings,
+        name: str,
+        lifetime_s: float = 900.0,
+        start_timeout_s: float = 60.0,
+        thresholds: Thresholds = COLLECTORS["tuned"],
     ) -> None:
         self.organiser = secrets.token_urlsafe(16)
         self.metadata = (("authorization", f"Bearer {self.organiser}"),)
         profile_to = str(Path(PROFILE_DIR) / f"referee-{name}.prof") if PROFILE_DIR else ""
         parent, child = _spawn().Pipe()
         self.process = _spawn().Process(
-            target=serve_in_process, args=(child, self.organiser, clock, lifetime_s, profile_to), daemon=True
+            target=serve_in_process,
+            args=(child, self.organiser, clock, lifetime_s, profile_to, thresholds),
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -1279,8 +1370,20 @@ class Step:
     clients_cpu: float  # cores the client processes used, together
     connect_s: float  # seconds until every seat had its Welcome
     step_s: float  # the whole step, the referee process's start and stop included
-    gc_full: int  # the referee process's full garbage collections in the timed window
-    gc_longest_ms: float  # the longest of them
+    measure_s: float  # the timed window
+    collector: str  # how the referee process's garbage collector ran: a COLLECTORS name
+    gc: dict[int, Pauses]  # the referee process's collections in the timed window, by generation
+    heap: dict[str, Any]  # the referee process's collector after the window (heap_now)
+
+    @property
+    def gc_full(self) -> int:
+        """The referee process's full garbage collections in the timed window."""
+        return self.gc[GENERATIONS[-1]].count
+
+    @property
+    def gc_longest_ms(self) -> float:
+        """The longest of them, by the clock."""
+        return self.gc[GENERATIONS[-1]].max_ms
 
     @property
     def cpu_per_decision_us(self) -> float:
@@ -1299,13 +1402,20 @@ class Step:
 
 
 def run_step(
-    workers: _Workers, tables: int, warmup_s: float, measure_s: float, think_s: float, seed: str
+    workers: _Workers,
+    tables: int,
+    warmup_s: float,
+    measure_s: float,
+    think_s: float,
+    seed: str,
+    collector: str = "tuned",
 ) -> Step:
-    """Serve `tables` matches on a fresh referee process; time the round trips over the window."""
+    """Serve `tables` matches on a fresh referee process, its garbage collector run as `collector`
+    says (COLLECTORS); time the round trips over the window."""
     began = time.monotonic()
     count = len(workers.pipes)
     connect_s = 20.0 + tables * 0.1
-    server = ServerProcess(TIGHT, f"tables-{tables}")
+    server = ServerProcess(TIGHT, f"tables-{tables}-{collector}", thresholds=COLLECTORS[collector])
     stepped = went = windowed = False
     try:
         tokens = [list(c.seat_tokens) for c in server.create_matches(tables, LONG_GAME, f"{seed}/{tables}")]
@@ -1326,7 +1436,7 @@ def run_step(
         time.sleep(max(0.0, start - time.monotonic()))
         before = server.control(CONTROL_STATS)
         time.sleep(max(0.0, until - time.monotonic()))
-        after = server.control(CONTROL_STATS, since=start)
+        after = server.control(CONTROL_STATS, since=start, heap=True)
     finally:
         if stepped and not windowed:
             with contextlib.suppress(OSError):
@@ -1349,8 +1459,10 @@ def run_step(
         clients_cpu=sum(r["cpu_s"] for r in results) / clients_wall,
         connect_s=max(seconds for _, seconds in ready),
         step_s=time.monotonic() - began,
-        gc_full=int(after["gc_full"]),
-        gc_longest_ms=float(after["gc_longest_ms"]),
+        measure_s=measure_s,
+        collector=collector,
+        gc={int(generation): Pauses(**pauses) for generation, pauses in after["gc"].items()},
+        heap=after["heap"],
     )
 
 
@@ -1373,19 +1485,25 @@ def measure_capacity(
     seed: str = "bench",
     budget_s: float = 600.0,
     on_step: Callable[[Step], None] | None = None,
+    collectors: Sequence[str] = ("tuned",),
 ) -> Capacity:
-    """Figure 3: climb the ladder of K tables while none times out; then, if none passed, step down."""
+    """Figure 3: climb the ladder of K tables while none times out; then, if none passed, step down.
+    Each K runs once per garbage collector setting in `collectors` (COLLECTORS' names), side by
+    side, in an order that alternates from one K to the next; `best` and `steady` are the first's."""
     up = list(ladder) if ladder else [k for k in LADDER_UP if k <= max_tables]
     deadline = time.monotonic() + budget_s
     steps: list[Step] = []
     workers = _Workers(WORKERS)
 
     def step(tables: int) -> Step:
-        done = run_step(workers, tables, warmup_s, measure_s, think_ms / 1000, seed)
-        steps.append(done)
-        if on_step is not None:
-            on_step(done)
-        return done
+        order = list(collectors) if len(steps) % (2 * len(collectors)) == 0 else list(reversed(collectors))
+        done = {}
+        for collector in order:
+            done[collector] = run_step(workers, tables, warmup_s, measure_s, think_ms / 1000, seed, collector)
+            steps.append(done[collector])
+            if on_step is not None:
+                on_step(done[collector])
+        return done[collectors[0]]
 
     try:
         capped = True
@@ -1403,8 +1521,9 @@ def measure_capacity(
                     break
     finally:
         workers.close()
-    best = max((s.tables for s in steps if s.passed), default=0)
-    steady = max((s.tables for s in steps if not s.timeouts and s.seats_connected == 4 * s.tables), default=0)
+    first = [s for s in steps if s.collector == collectors[0]]
+    best = max((s.tables for s in first if s.passed), default=0)
+    steady = max((s.tables for s in first if not s.timeouts and s.seats_connected == 4 * s.tables), default=0)
     return Capacity(steps=steps, best=best, steady=steady, capped=capped and bool(steps))
 
 
@@ -1459,19 +1578,31 @@ def _print_hands(result: Hands, command: str) -> None:
 
 
 STEP_HEADER = (
-    f"   {'K':>5} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'timeouts':>12} "
-    f"{'ref CPU':>8} {'us/dec':>7} {'GC ms':>9} {'bots CPU':>9} {'connect':>8} {'step':>6}"
+    f"   {'K':>5} {'GC':>13} {'seats':>6} {'dec/s':>6} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} "
+    f"{'timeouts':>12} {'ref CPU':>8} {'us/dec':>7} {'GC ms':>9} {'bots CPU':>9} {'connect':>8} {'step':>6}"
 )
 
 
 def _print_step(step: Step) -> None:
     timeouts = f"{step.timeouts} ({step.window_timeouts})"
     print(
-        f"   {step.tables:>5} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
-        f"{step.latency.p50_ms:>8.2f} {step.latency.p99_ms:>8.2f} {timeouts:>12} "
+        f"   {step.tables:>5} {step.collector:>13} {step.seats_connected:>6} {step.decisions_per_s:>6.0f} "
+        f"{step.latency.p50_ms:>8.2f} {step.latency.p99_ms:>8.2f} {step.latency.p999_ms:>9.2f} "
+        f"{timeouts:>12} "
         f"{step.server_cpu:>8.2f} {step.cpu_per_decision_us:>7.0f} "
         f"{f'{step.gc_full}x {step.gc_longest_ms:.0f}':>9} {step.clients_cpu:>9.2f} "
         f"{step.connect_s:>7.1f}s {step.step_s:>5.1f}s  {'ok' if step.passed else 'FAILS'}",
+        flush=True,
+    )
+    for generation, pauses in sorted(step.gc.items()):
+        print(f"{'':>16}gen {generation}: {pauses}")
+    heap = step.heap
+    gc_cpu_ms = sum(pauses.total_cpu_ms for pauses in step.gc.values())
+    server_cpu_ms = step.server_cpu * 1000 * step.measure_s
+    print(
+        f"{'':>16}collector CPU {gc_cpu_ms:.0f} ms of the referee's {server_cpu_ms:.0f} ms; thresholds "
+        f"{tuple(heap['thresholds'])}, {heap['frozen']:,} objects frozen, tracked by generation "
+        f"{', '.join(f'{n:,}' for n in heap['tracked'])} after the window",
         flush=True,
     )
 
@@ -1510,16 +1641,39 @@ def _figure_hands(bot: str, rules: str, seed: str) -> Summary:
     return [(f"hands/s, {bot} bots", f"{hands.hands_per_s:.2f}", "")]
 
 
+def _print_collectors(steps: Sequence[Step], collectors: Sequence[str]) -> None:
+    """Each K's steps side by side: the garbage collector's pauses and CPU, and the p99.9 round trip."""
+    print("   side by side (CPU: the collecting thread's; GC CPU: all collections, share of the referee's):")
+    for tables in sorted({s.tables for s in steps}):
+        for collector in collectors:
+            for step in (s for s in steps if s.tables == tables and s.collector == collector):
+                full = step.gc[GENERATIONS[-1]]
+                gc_cpu_ms = sum(pauses.total_cpu_ms for pauses in step.gc.values())
+                share = gc_cpu_ms / max(1e-9, step.server_cpu * 1000 * step.measure_s)
+                print(
+                    f"   K={tables:<4} {collector:>13}: full collections {full.count}x, "
+                    f"longest {full.max_ms:.1f} ms (CPU {full.max_cpu_ms:.1f}); "
+                    f"GC CPU {gc_cpu_ms:.0f} ms ({share:.1%}); us/dec {step.cpu_per_decision_us:.0f}; "
+                    f"p99.9 {step.latency.p999_ms:.1f} ms "
+                    f"(n={step.latency.count})"
+                )
+
+
 def _figure_tables(
-    max_tables: int, ladder: list[int] | None, measure_s: float, warmup_s: float, think_ms: float, seed: str
+    max_tables: int,
+    ladder: list[int] | None,
+    measure_s: float,
+    warmup_s: float,
+    think_ms: float,
+    seed: str,
+    collectors: Sequence[str] = ("tuned",),
 ) -> Summary:
     steps_flag = f" --tables {','.join(map(str, ladder))}" if ladder else f" --max-tables {max_tables}"
     command = (
         f"{PYTHON} --only tables{steps_flag} --measure-s {measure_s:g} --warmup-s {warmup_s:g}"
         f" --think-ms {think_ms:g} --seed {seed}"
     )
-    if os.environ.get(FREEZE_ENV) == "0":
-        command += " --no-freeze"
+    command += f" --collector {','.join(collectors)}"
     sdk = os.environ.get(HELLO_ENV) == "sdk"
     command += f" --hello {'sdk' if sdk else 'plain'}"
     pace = "at once" if not think_ms else f"after {think_ms:g} ms (bomb windows at once)"
@@ -1535,7 +1689,11 @@ def _figure_tables(
     else:
         print("   Hello as a bot that asks for nothing (every window and turn asked, events as they happen)")
     print(STEP_HEADER)
-    capacity = measure_capacity(max_tables, ladder, warmup_s, measure_s, think_ms, seed, on_step=_print_step)
+    capacity = measure_capacity(
+        max_tables, ladder, warmup_s, measure_s, think_ms, seed, on_step=_print_step, collectors=collectors
+    )
+    if len(collectors) > 1:
+        _print_collectors(capacity.steps, collectors)
     best = str(capacity.best) if capacity.best else "none of those tried"
     steady = ("at least " if capacity.capped else "") + str(capacity.steady)
     print(f"   largest K with p99 < {P99_BAR_MS:g} ms and no timeouts: {best}")
@@ -1543,8 +1701,10 @@ def _figure_tables(
     print(
         "   (dec/s: decisions answered per second; timeouts: in the step (in the timed window); "
         "ref CPU, bots CPU: cores used by\n   the referee process and by the client processes; "
-        "us/dec: referee CPU per decision; GC ms: the referee process's full garbage collections in "
-        "the timed window,\n   and the longest; connect: until every seat was welcomed)"
+        "us/dec: referee CPU per decision; GC: the referee process's garbage collector, tuned as `tichu "
+        "serve` runs it or python's\n   defaults; GC ms: its full collections in the timed window, and the "
+        "longest; under each step, every generation's collections\n   in the window; connect: until every "
+        "seat was welcomed)"
     )
     print(f"   reproduce: {command}")
     return [
@@ -1584,14 +1744,25 @@ def main(argv: list[str] | None = None) -> int:
         help="figure 3: seats say Hello as the SDK does (default) or ask for nothing",
     )
     parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="the referee process leaves its start-up heap to the garbage collector (tichu serve freezes it)",
+        "--collector",
+        default="tuned",
+        metavar="NAMES",
+        help="figure 3: the referee process's garbage collector: tuned as `tichu serve` runs it "
+        "(default), frozen (the start-up heap, python's thresholds), python (its defaults), or A/B/C "
+        "(frozen, thresholds A, B, C); several, comma-separated, run side by side; both = tuned,python",
     )
     args = parser.parse_args(argv)
     os.environ[BUNDLES_ENV] = "0" if args.no_bundles else "1"
     os.environ[HELLO_ENV] = args.hello
-    os.environ[FREEZE_ENV] = "0" if args.no_freeze else "1"
+    collectors = ["tuned", "python"] if args.collector == "both" else args.collector.split(",")
+    for name in collectors:
+        with contextlib.suppress(ValueError):
+            zero, one, two = (int(n) for n in name.split("/"))
+            COLLECTORS[name] = (zero, one, two)
+    if unknown := set(collectors) - set(COLLECTORS):
+        parser.error(
+            f"--collector: no collector {', '.join(sorted(unknown))} (known: {', '.join(COLLECTORS)})"
+        )
     if args.profile_server:
         global PROFILE_DIR  # noqa: PLW0603 (one switch for the whole run, read in ServerProcess)
         PROFILE_DIR = args.profile_server
@@ -1621,6 +1792,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.warmup_s if args.warmup_s is not None else (0.5 if quick else 1.0),
                 think_ms,
                 args.seed,
+                collectors,
             )
     print(f"\n{'figure':<32}{'measured':<26}bar")
     for name, value, bar in summary:

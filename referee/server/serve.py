@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import gc
 import ipaddress
 import os
 import re
@@ -27,6 +26,7 @@ from referee import log
 from referee.match import ClockSettings
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.front import RecordHook, Referee
+from referee.server.heap import tune_collector
 from referee.server.input_limits import MAX_RECEIVE_BYTES, MAX_SEND_BYTES
 from referee.server.service import HELLO_TIMEOUT_S, REFEREE_SERVICE, RefereeService
 from referee.server.tokens import WeakTokenError, check_organiser_token, stored_organiser_token, token_file
@@ -324,6 +324,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="connections held at once, at most (default: what the open-file limit allows)",
     )
+    parser.add_argument(
+        "--gc-defaults",
+        action="store_true",
+        help="leave Python's garbage collector as it starts (nothing frozen, its own thresholds), to "
+        "debug memory; by default the start-up heap is frozen and full collections are rare",
+    )
     parser.add_argument("--log-format", choices=("auto", "json", "console"), default="auto")
 
 
@@ -336,17 +342,6 @@ def _loopback(address: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def freeze_startup_heap() -> None:
-    """Exempt what start-up allocated (modules, descriptors, the server) from garbage collection.
-
-    Those objects live as long as the process, yet every full collection walks them all. With 25
-    tables running, the longest pause of a full collection was 34 ms without this and 18 to 25 ms
-    with it (`bench/referee_bench.py --only tables --tables 25 --measure-s 20 --think-ms 100`,
-    and `--no-freeze` for the former).
-    """
-    gc.freeze()
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -415,16 +410,18 @@ def run_serve(args: argparse.Namespace) -> int:
             reflection_enabled=not args.no_reflection,
             max_connections=max_connections,
         )
-        asyncio.run(_serve(settings, args.http))
+        asyncio.run(_serve(settings, args.http, tune=not args.gc_defaults))
     except (OSError, KeyFileError) as error:
         print(f"tichu serve: {error}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve(settings: ServerSettings, http: str) -> None:
+async def _serve(settings: ServerSettings, http: str, tune: bool = True) -> None:
     running = await start_server(settings)
-    freeze_startup_heap()
+    if tune:  # once the server (and every match it resumed) is in memory: see referee.server.heap
+        collector = tune_collector()
+        log.get_logger().info("collector_tuned", thresholds=collector.thresholds, frozen=collector.frozen)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, TextIO
 from referee import log
 from referee.replay.signing import KeyFileError, load_signer
 from referee.server.front import Referee
-from referee.server.serve import freeze_startup_heap
+from referee.server.heap import tune_collector
 from referee.server.service import Traffic
 from referee.tournament.bots import build_identity
 from referee.tournament.commitments import COMMITMENTS_FILE, game_salts, write_commitments
@@ -270,7 +270,7 @@ class Tournament:
                     )
                     + f"\nTheir logs are in {self.fleet.host.logs}."
                 )
-        freeze_startup_heap()
+        tune_collector()  # as `tichu serve` does, once its referees and bots are up
         for host in hosts:
             print(
                 f"Host {host.name}: referee on {host.address}, bot logs in {host.logs}",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from referee.scripted import ScriptedSeat
+from referee.server.heap import OLDEST_THRESHOLD
 
 # Imported by name: bench/ is a folder of scripts, not a package that mypy should follow.
 bench: Any = importlib.import_module("bench.referee_bench")
@@ -25,7 +26,24 @@ def test_percentile_is_nearest_rank() -> None:
     assert bench.percentile(values, 0.99) == 0.004
     assert bench.percentile([], 0.5) == 0.0
     latency = bench.Latency.of(values)
-    assert (latency.count, latency.p50_ms, latency.p99_ms) == (4, 2.0, 4.0)
+    assert (latency.count, latency.p50_ms, latency.p99_ms, latency.p999_ms) == (4, 2.0, 4.0, 4.0)
+
+
+def test_collections_are_summed_up_by_generation_since_a_time() -> None:
+    collections = bench._Collections()
+    collections.done = [
+        (0, 10.0, 0.001, 0.0005, 3),  # before the window: left out
+        (0, 20.0, 0.002, 0.001, 1),
+        (0, 21.0, 0.004, 0.003, 0),
+        (2, 22.0, 0.150, 0.100, 7),
+    ]
+    by_generation = collections.since(15.0)["gc"]
+    young = bench.Pauses(**by_generation["0"])
+    assert (young.count, young.max_ms, young.max_cpu_ms, young.collected) == (2, 4.0, 3.0, 1)
+    assert young.total_ms == pytest.approx(6.0) and young.total_cpu_ms == pytest.approx(4.0)
+    assert bench.Pauses(**by_generation["1"]) == bench.Pauses()
+    full = bench.Pauses(**by_generation["2"])
+    assert (full.count, full.max_ms, full.p99_ms, full.max_cpu_ms) == (1, 150.0, 150.0, 100.0)
 
 
 def test_the_seats_are_the_shared_scripted_seat() -> None:
@@ -85,6 +103,23 @@ def test_tables_per_referee_process(hello: str, monkeypatch: pytest.MonkeyPatch)
         assert step.timeouts >= step.window_timeouts >= 0
         assert step.passed == (step.timeouts == 0 and step.latency.p99_ms < bench.P99_BAR_MS)
     assert capacity.best in (0, 1, 2) and capacity.steady in (0, 1, 2)
+    for step in capacity.steps:
+        assert step.collector == "tuned" and set(step.gc) == {0, 1, 2}
+        assert step.heap["thresholds"] == list(bench.COLLECTORS["tuned"])
+        assert step.heap["thresholds"][2] == OLDEST_THRESHOLD
+
+
+def test_collectors_side_by_side_as_each_referee_process_ran_its_own() -> None:
+    # The comparison is only worth its figures if each referee process ran as its name says.
+    capacity = bench.measure_capacity(
+        ladder=[1], warmup_s=0.3, measure_s=0.5, seed="smoke", collectors=("python", "tuned")
+    )
+    by_collector = {step.collector: step for step in capacity.steps}
+    assert set(by_collector) == {"python", "tuned"} and capacity.steady in (0, 1)
+    tuned, python = by_collector["tuned"].heap, by_collector["python"].heap
+    assert tuned["thresholds"][2] == OLDEST_THRESHOLD and tuned["frozen"] > 10_000
+    assert python["thresholds"] != tuned["thresholds"] and python["frozen"] == 0
+    assert all(count >= 0 for count in python["tracked"]) and sum(python["tracked"]) > sum(tuned["tracked"])
 
 
 @pytest.mark.parametrize("argv", [["--quick", "--only", "round-trip", "--decisions", "40", "--chunk", "20"]])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -16,6 +17,7 @@ import grpc
 import pytest
 
 from referee.scripted import ScriptedSeat
+from referee.server.heap import OLDEST_THRESHOLD
 from referee.server.serve import TOKEN_ENV, add_serve_arguments, run_serve
 from referee.server.tokens import stored_organiser_token, token_bits, token_file
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -28,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the lead's cli.py does with these two functions, in a few lines.
 ENTRY = (
     "import argparse, sys; from referee.server.serve import add_serve_arguments, run_serve; "
-    "p = argparse.ArgumentParser(); add_serve_arguments(p); sys.exit(run_serve(p.parse_args(sys.argv[1:])))"
+    "p = argparse.ArgumentParser(); add_serve_arguments(p); code = run_serve(p.parse_args(sys.argv[1:])); "
+    # What the garbage collector was left as while it served (nothing resets it on the way out).
+    "import gc, json; print(json.dumps([gc.get_threshold(), gc.get_freeze_count()])); sys.exit(code)"
 )
 
 
@@ -75,7 +79,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
+def serve_until_sigterm(tmp_path: Path, *options: str) -> tuple[tuple[int, int, int], int, str]:
+    """Run `tichu serve` with `options`, create a match, stop it with SIGTERM; its collector's
+    thresholds and frozen objects while it served, and its log."""
     port = free_port()
     env = {**os.environ, TOKEN_ENV: STRONG, "PYTHONPATH": str(ROOT)}
     command = [
@@ -91,8 +97,11 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
         # for the next run to resume.
         "--replay-dir",
         str(tmp_path / "replays"),
+        *options,
     ]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=20)
@@ -106,8 +115,29 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.kill()
-        _, err = process.communicate()
+        out, err = process.communicate()
+    thresholds, frozen = json.loads(out)
+    return tuple(thresholds), frozen, err
+
+
+def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
+    _, _, err = serve_until_sigterm(tmp_path)
     assert '"event": "server_started"' in err and '"event": "server_stopping"' in err
+
+
+def test_serve_freezes_its_start_up_heap_and_collects_rarely(tmp_path: Path) -> None:
+    # Full collections would walk start-up's objects at every pass and stall every table
+    # (issue 27); the served process's own collector shows the tuning was applied.
+    fresh = subprocess.check_output([sys.executable, "-c", "import gc; print(*gc.get_threshold())"])
+    young, middle, oldest = (int(n) for n in fresh.split())
+    thresholds, frozen, err = serve_until_sigterm(tmp_path)
+    assert thresholds == (young, middle, OLDEST_THRESHOLD) and oldest < OLDEST_THRESHOLD
+    assert frozen > 10_000  # the modules, the protobuf descriptors, the server
+    assert '"event": "collector_tuned"' in err
+    # --gc-defaults leaves Python's collector as it was, for debugging.
+    thresholds, frozen, err = serve_until_sigterm(tmp_path / "defaults", "--gc-defaults")
+    assert thresholds == (young, middle, oldest) and frozen == 0
+    assert '"event": "collector_tuned"' not in err
 
 
 def test_two_thousand_streams_that_open_at_once_are_all_welcomed() -> None:
