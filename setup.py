@@ -91,9 +91,7 @@ class BuildEngine(build_ext):
                 from mypyc.build import mypycify
 
                 here = Path(__file__).parent
-                sources = sorted(
-                    str(p.relative_to(here)) for p in (here / "referee" / "rules").glob("*.py")
-                )
+                sources = sorted(str(p.relative_to(here)) for p in (here / "referee" / "rules").glob("*.py"))
                 return list(
                     mypycify(
                         [s for s in sources if Path(s).name not in PURE_MODULES],
@@ -131,7 +129,7 @@ class BuildEngine(build_ext):
         """Tag the wheel being built, if one is, for any platform: it holds no compiled code."""
         wheel_command = self.distribution.command_obj.get("bdist_wheel")
         if wheel_command is not None:
-            wheel_command.root_is_pure = True  # type: ignore[attr-defined]
+            wheel_command.root_is_pure = True
 
 
 class SourceDistribution(sdist):
