@@ -111,15 +111,16 @@ test-pure: $(RAY_STAMP) pure
 # The engine compiled by mypyc (setup.py), built once into build/fast and rebuilt only when its
 # sources change; make fast and make demo copy its modules into this tree, test-compiled into a copy.
 FAST := build/fast
-MYPY_STAMP := $(VENV)/.installed-mypy
-# mypy as the wheel's build pins it ([build-system] requires), for the builds make runs itself.
-MYPY_REQUIREMENT = $(shell $(PYTHON) -c "import tomllib; print(next(r for r in tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'] if r.startswith('mypy')))")
-$(MYPY_STAMP): | $(STAMP)
-	@echo "make: installing mypy, whose mypyc compiles the engine: $(MYPY_REQUIREMENT)"
-	$(BIN)/pip install --quiet '$(MYPY_REQUIREMENT)'
+BUILD_STAMP := $(VENV)/.installed-build
+# What the wheel's build requires ([build-system] requires: setuptools new enough for the metadata,
+# mypy for mypyc), for the builds make runs itself with setup.py.
+BUILD_REQUIRES = $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(r) for r in tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
+$(BUILD_STAMP): | $(STAMP)
+	@echo "make: installing what compiles the engine (the wheel's build requirements): $(BUILD_REQUIRES)"
+	$(BIN)/pip install --quiet $(BUILD_REQUIRES)
 	touch $@
 
-$(FAST)/.built: setup.py $(wildcard referee/rules/*.py) | $(MYPY_STAMP)
+$(FAST)/.built: setup.py $(wildcard referee/rules/*.py) | $(BUILD_STAMP)
 	rm -rf $(FAST) && mkdir -p $(FAST)
 	@echo "make: compiling the rules engine with mypyc, once (minutes on a busy machine; log: $(FAST)/build.log)"
 	TICHU_COMPILE=1 $(BIN)/python setup.py --quiet build_ext --build-lib $(FAST)/lib --build-temp $(FAST)/temp \
