@@ -43,3 +43,23 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(
             f"TICHU_EXPECT_PURE=1, but {referee.rules.game.__file__} is compiled: `make pure` removes it"
         )
+    if referee.rules.COMPILED and (stale := edited_since_compiled()):
+        raise pytest.UsageError(
+            f"{', '.join(stale)} changed after the engine was compiled, which would test the old code:"
+            " `make fast` compiles it again, `make pure` removes the compiled modules"
+        )
+
+
+def edited_since_compiled() -> list[str]:
+    """The engine's sources newer than the modules compiled from them (make demo's, make fast's)."""
+    from pathlib import Path
+
+    import referee.rules
+
+    rules = Path(referee.rules.__file__ or "").parent
+    return [
+        str(source)
+        for source in sorted(rules.glob("*.py"))
+        for module in rules.glob(f"{source.stem}.*.so")
+        if source.stat().st_mtime > module.stat().st_mtime
+    ]
