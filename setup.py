@@ -38,6 +38,12 @@ PURE_REQUESTED = os.environ.get("TICHU_PURE") == "1"
 COMPILE_REQUIRED = os.environ.get("TICHU_COMPILE") == "1"
 if PURE_REQUESTED and COMPILE_REQUIRED:
     sys.exit("setup.py: TICHU_PURE=1 and TICHU_COMPILE=1 contradict each other; set one")
+# The command line, as setuptools' PEP 517 backend (editable_wheel) and a legacy `pip install -e`
+# (develop) write it: build_ext's own editable_mode comes too late, as the wheel's tag is decided,
+# and build_ext set up once, before editable_wheel sets it.
+EDITABLE = not COMPILE_REQUIRED and any(command in sys.argv for command in ("editable_wheel", "develop"))
+if EDITABLE and not PURE_REQUESTED:
+    print("setup.py: an editable install keeps the engine pure (make fast compiles it)", file=sys.stderr)
 
 # Stands for the mypyc modules until build_ext is set up: a wheel with an extension module is
 # tagged for this platform (bdist_wheel decides that before anything is built), while running
@@ -82,9 +88,6 @@ class BuildEngine(build_ext):
 
     def mypyc_modules(self) -> list[Extension]:
         """The engine's modules compiled by mypyc; none, with a warning, when that cannot be done."""
-        if self.editable_mode and not COMPILE_REQUIRED:
-            print("setup.py: an editable install keeps the engine pure (make fast compiles it in place)")
-            return []
         problem = c_compiler_problem(self.compiler if isinstance(self.compiler, str) else None)
         if problem is None:
             try:
@@ -141,6 +144,6 @@ class SourceDistribution(sdist):
 
 
 setup(
-    ext_modules=[] if PURE_REQUESTED else [PLACEHOLDER],
+    ext_modules=[] if PURE_REQUESTED or EDITABLE else [PLACEHOLDER],
     cmdclass={"build_ext": BuildEngine, "sdist": SourceDistribution},
 )

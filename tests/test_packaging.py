@@ -88,3 +88,24 @@ def test_a_compiled_build_that_was_required_fails_without_a_compiler(tmp_path: P
     assert done.returncode != 0
     assert "TICHU_COMPILE=1, but no working C compiler" in done.stderr
     assert not list(source.rglob("*.so"))
+
+
+def test_an_editable_install_keeps_the_engine_pure(tmp_path: Path) -> None:
+    # What `pip install -e .` calls (PEP 660), with this machine's compiler: modules compiled
+    # beside sources that are then edited would hide the edits.
+    source = copy_of_the_package(tmp_path)
+    hook = "from setuptools import build_meta; print(build_meta.build_editable('dist'))"
+    done = subprocess.run(
+        [sys.executable, "-c", hook],
+        cwd=source,
+        env={k: v for k, v in os.environ.items() if k not in {"TICHU_COMPILE", "TICHU_PURE"}},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "an editable install keeps the engine pure" in done.stderr
+    (wheel,) = (source / "dist").glob("*.whl")
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if n.endswith((".so", ".pyd"))]
+    assert not list(source.rglob("*.so"))
