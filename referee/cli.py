@@ -55,11 +55,19 @@ class _Version(argparse.Action):
 
 
 def version_line() -> str:
-    """What `tichu --version` prints: the package's version and the protocol's."""
+    """What `tichu --version` prints: the package's version, the protocol's and the engine loaded."""
     from referee import __version__
     from referee.match import PROTOCOL_VERSION
 
-    return f"tichu {__version__} (protocol tichu.v1, protocol_version {PROTOCOL_VERSION})"
+    protocol = f"protocol tichu.v1, protocol_version {PROTOCOL_VERSION}"
+    return f"tichu {__version__} ({protocol}; engine {engine_name()})"
+
+
+def engine_name() -> str:
+    """Which build of the rules engine this process loaded: the wheel's default or the fallback."""
+    import referee.rules
+
+    return "compiled (mypyc)" if referee.rules.COMPILED else "pure Python"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,13 +12,18 @@ from pathlib import Path
 import pytest
 
 import referee
+import referee.rules.game
 from clients.connect import add_bot_arguments
-from referee.cli import attach_token_values, main
+from referee.cli import attach_token_values, main, version_line
 from referee.match import PROTOCOL_VERSION
 from referee.server.serve import add_serve_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
-VERSION_LINE = f"tichu {referee.__version__} (protocol tichu.v1, protocol_version {PROTOCOL_VERSION})"
+# The build this process loaded: a compiled module's file is a shared library, a pure one its source.
+ENGINE = "pure Python" if (referee.rules.game.__file__ or "").endswith(".py") else "compiled (mypyc)"
+VERSION_LINE = (
+    f"tichu {referee.__version__} (protocol tichu.v1, protocol_version {PROTOCOL_VERSION}; engine {ENGINE})"
+)
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,6 +35,14 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "referee.__version__"}
+
+
+@pytest.mark.parametrize(("compiled", "engine"), [(True, "compiled (mypyc)"), (False, "pure Python")])
+def test_version_names_the_engine_loaded(
+    monkeypatch: pytest.MonkeyPatch, compiled: bool, engine: str
+) -> None:
+    monkeypatch.setattr(referee.rules, "COMPILED", compiled)
+    assert version_line().endswith(f"; engine {engine})")
 
 
 def test_version_from_a_real_process() -> None:
