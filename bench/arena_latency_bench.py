@@ -37,7 +37,7 @@ from typing import Any
 
 import grpc
 
-from clients.arena import referee_address
+from clients.arena import lobby_messages, referee_address
 from clients.connect import ConnectError, connect
 from clients.random_bot import RandomBot
 from referee import log
@@ -112,7 +112,7 @@ async def remote_bot(address: str, key: str, waits: Waits, leave: asyncio.Event)
         stub = referee_pb2_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         call = stub.Lobby(pb.LobbyRequest(games=GAMES_PER_PAIR), metadata=metadata)
         name = ""
-        async for message in _until(call, leave):
+        async for message in lobby_messages(call, leave):
             kind = message.WhichOneof("kind")
             if kind == "welcome":
                 name = message.welcome.bot
@@ -129,25 +129,6 @@ async def remote_bot(address: str, key: str, waits: Waits, leave: asyncio.Event)
                 task.add_done_callback(seats.discard)
         if seats:
             await asyncio.gather(*seats)
-
-
-async def _until(call: Any, leave: asyncio.Event) -> AsyncIterator[pb.LobbyMessage]:
-    """The lobby call's messages until it ends or `leave` is set."""
-    leaving = asyncio.create_task(leave.wait())
-    try:
-        while True:
-            step = asyncio.ensure_future(call.read())
-            done, _ = await asyncio.wait({step, leaving}, return_when=asyncio.FIRST_COMPLETED)
-            if leaving in done:
-                step.cancel()
-                call.cancel()
-                return
-            message = step.result()
-            if message is grpc.aio.EOF:
-                return
-            yield message
-    finally:
-        leaving.cancel()
 
 
 # ---------------------------------------------------------------------------- the arena (a child)

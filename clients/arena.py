@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import grpc
 
@@ -136,21 +136,27 @@ async def _lobby(
         call = stub.Lobby(
             pb.LobbyRequest(games=games, bot_version=version), metadata=(("authorization", f"Bearer {key}"),)
         )
-        leaving = asyncio.create_task(leave.wait())
-        try:
-            while True:
-                step = asyncio.ensure_future(call.read())
-                done, _ = await asyncio.wait({step, leaving}, return_when=asyncio.FIRST_COMPLETED)
-                if leaving in done:
-                    step.cancel()
-                    call.cancel()
-                    return
-                message = step.result()
-                if message is grpc.aio.EOF:
-                    return
-                yield message
-        finally:
-            leaving.cancel()
+        async for message in lobby_messages(call, leave):
+            yield message
+
+
+async def lobby_messages(call: Any, leave: asyncio.Event) -> AsyncIterator[pb.LobbyMessage]:
+    """A lobby call's messages until it ends or `leave` is set (then the call is cancelled)."""
+    leaving = asyncio.create_task(leave.wait())
+    try:
+        while True:
+            step = asyncio.ensure_future(call.read())
+            done, _ = await asyncio.wait({step, leaving}, return_when=asyncio.FIRST_COMPLETED)
+            if leaving in done:
+                step.cancel()
+                call.cancel()
+                return
+            message = step.result()
+            if message is grpc.aio.EOF:
+                return
+            yield message
+    finally:
+        leaving.cancel()
 
 
 def _credentials(ca_file: str | None) -> grpc.ChannelCredentials:
@@ -197,4 +203,4 @@ def run_in_arena(
     return asyncio.run(main())
 
 
-__all__ = ["ArenaError", "play_in_arena", "read_key", "referee_address", "run_in_arena"]
+__all__ = ["ArenaError", "lobby_messages", "play_in_arena", "read_key", "referee_address", "run_in_arena"]
