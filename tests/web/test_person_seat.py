@@ -28,6 +28,7 @@ from referee.replay import read_replay
 from referee.replay.verify import verify
 from referee.rules import Pass, Phase, Play, State, legal_actions
 from referee.rules.cards import CARD_NAMES, cards_of
+from referee.rules.combos import has_bomb
 from referee.server.serve import RunningServer, ServerSettings, start_server
 from referee.web.app import RunningWeb, start_web
 from referee.web.person import PersonClock, PersonTable, Seating, open_table
@@ -168,11 +169,15 @@ def result_of(seat: Seat) -> MatchResult:
 
 
 def lowest_play(state: State) -> Play | None:
-    """The test person's choice on a turn: the first (lowest) play that is not a bomb, else None."""
-    for action in legal_actions(state, 0):
-        if isinstance(action, Play) and len(cards_of(action.cards_mask)) < 4:
-            return action
-    return None
+    """The test person's choice on a turn: the first (lowest) play that is not a bomb; else None
+    when passing is allowed, else the first play there is (a wish can leave only a bomb, or
+    only a long combination: R-WISH-4; passing then does nothing, and the game would wait)."""
+    legal = legal_actions(state, 0)
+    plays = [a for a in legal if isinstance(a, Play)]
+    plain = [p for p in plays if not has_bomb(p.cards_mask)]
+    if plain:
+        return plain[0]
+    return None if any(isinstance(a, Pass) for a in legal) or not plays else plays[0]
 
 
 def play_turn(seat: Seat, *, pass_if_can: bool = False) -> None:
