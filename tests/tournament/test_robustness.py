@@ -38,7 +38,9 @@ def test_a_crashed_worker_is_restarted_and_its_games_finish(
     monkeypatch.setenv("TICHU_TEST_CRASH_MARKER", str(marker))
     # Without the sandbox: the bot leaves a file to say it crashed once, and a sandbox's files are
     # read-only (restarts work the same in it: the sandbox tests' bots are restarted too).
-    config = dataclasses.replace(parse_config(CONFIG, tmp_path / "t.toml"), sandbox=False)
+    # A start timeout a loaded machine meets (CI once took over 4 s to start the first worker).
+    slow_start = CONFIG.replace("start_timeout_s = 4", "start_timeout_s = 120")
+    config = dataclasses.replace(parse_config(slow_start, tmp_path / "t.toml"), sandbox=False)
     out = io.StringIO()
     assert run_tournament(config, resume=False, out=out, live=False) == 0, out.getvalue()
     assert marker.exists()  # the first worker did die
