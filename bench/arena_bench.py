@@ -2,18 +2,25 @@
 
 Run `.venv/bin/python bench/arena_bench.py` (or with `--help`). Five bots play: the random bot,
 the heuristic bot, the showcase bot, and two weakened variants (the heuristic bot playing a random
-legal action 40% of the time, the showcase bot 80%). Their true order is measured first, from a
-round robin of duplicate pairs (`--truth-pairs` per pairing), ranked by pairs won less pairs lost
-(what the ratings see of a pair), then by total margin. Then the
-arena's own matchmaker (referee.arena.matchmaker) and ratings (referee.arena.ratings) run from
-nothing, twice on the same budget of hands and from the same seeds: once with duplicate pairs
-(two tables, the same deals, the seats swapped: one comparison per pair) and once with single
-games (one table, a comparison per game). The figure is the hands played until the Kendall tau
-between the ratings' order and the true order reaches 1 (and 0.8: every pair of bots but one in
-order) and stays there to the end of the budget; medians over `--runs` runs. Heuristic and
-showcase are close (each wins about as many pairs as the other over the round robin), so the
-whole order takes many pairs to settle. The games are played in-process (clients.local) with the
-referee's own match core, so the figure is about the ratings, not the network.
+legal action 40% of the time, the showcase bot 15%).
+
+First a pool of real games is played, in-process (clients.local, the referee's own match core):
+for every pairing of two bots, `--pool` deal seeds, each played at two tables with the seats
+swapped (a duplicate pair). The true order comes from the whole pool: bots ranked by pairs won
+less pairs lost over it (what the ratings see of a pair), then by total margin; each step of the
+order is printed with its head-to-head margin and standard error, so that a step too close to
+call shows as one.
+
+Then the arena's own matchmaker (referee.arena.matchmaker) and ratings (referee.arena.ratings)
+run from nothing, `--runs` times per mode on the same budget of hands, each game drawn from the
+pool for the pairing the matchmaker chose: with duplicate pairs (both tables of a seed: one
+comparison on the pair's total) and with single games (one of the two tables, chosen at random:
+one comparison on the game's score). The figure is the hands played until the Kendall tau between
+the ratings' order and the true order reaches 1 (and 0.8: every pair of bots but one in order)
+and stays there to the end of the budget: the median, the quartiles and the share of runs that
+never got there. Drawing from one pool is a bootstrap: it lets hundreds of runs share the cost of
+the games (a run's order is a coin flip's worth of noise, and three runs of fresh games said the
+opposite of what two hundred say), and both modes see the very same games.
 """
 
 from __future__ import annotations
@@ -21,11 +28,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import math
+import multiprocessing
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from clients.bot import Bot
 from clients.heuristic_bot import HeuristicBot
@@ -55,16 +65,31 @@ def blundering(base: type[Bot], share: float) -> Callable[[], Bot]:
     return Blunderer
 
 
-# Weakened so that every step of the order is clear (measured: 12 pairs each, 4 deals a game):
-# heuristic > showcase by 66 points a pair, showcase > heuristic-40 by 289, heuristic-40 >
-# showcase-80 by 432, showcase-80 > random by 144. The closest step decides the figure.
+# Measured over a pool of 80 pairs per pairing, 4 deals a game: heuristic and showcase are even
+# (+19 +- 27 points a pair: no rating can order them, and the bench does not ask it to);
+# heuristic > showcase-15 by 118 +- 29, showcase-15 > heuristic-40 by 214 +- 25, heuristic-40 >
+# random by 473 +- 22. The close step is the one where the luck of the cards decides single
+# games, and so where duplicate pairs should pay; with only wide steps (showcase-80 in place of
+# showcase-15: every step 166 points or more) both modes settle after about as many hands.
 BOTS: dict[str, Callable[[], Bot]] = {
     "random": RandomBot,
     "heuristic-40": blundering(HeuristicBot, 0.4),
-    "showcase-80": blundering(ShowcaseBot, 0.8),
+    "showcase-15": blundering(ShowcaseBot, 0.15),
     "heuristic": HeuristicBot,
     "showcase": ShowcaseBot,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPair:
+    """One seed's two tables between bots x and y (x first in the pool's key): each table's
+    points as (x's, y's); at `x_first` x sat at seats 0 and 2, at `y_first` y did."""
+
+    x_first: tuple[int, int]
+    y_first: tuple[int, int]
+
+
+Pool = dict[tuple[str, str], list[PoolPair]]
 
 
 def game(a: str, b: str, seed: str, deals: int) -> tuple[int, int]:
@@ -75,11 +100,35 @@ def game(a: str, b: str, seed: str, deals: int) -> tuple[int, int]:
     return outcome.scores
 
 
-def pair(a: str, b: str, seed: str, deals: int) -> tuple[int, int]:
-    """A duplicate pair: the same deals at two tables, the seats swapped; both bots' totals."""
-    first = game(a, b, seed, deals)
-    second = game(b, a, seed, deals)
-    return first[0] + second[1], first[1] + second[0]
+def play_pool(pairings: Sequence[tuple[str, str]], size: int, deals: int, seed: str, jobs: int) -> Pool:
+    """`size` duplicate pairs per pairing, played in `jobs` processes."""
+    work = [(x, y, f"{seed}/pool/{x}/{y}/{index}", deals) for x, y in pairings for index in range(size)]
+    with multiprocessing.get_context("spawn").Pool(jobs) as workers:
+        played = workers.map(_play_pair, work, chunksize=max(1, len(work) // (4 * jobs)))
+    pool: Pool = {pairing: [] for pairing in pairings}
+    for (x, y, _, _), pair in zip(work, played, strict=True):
+        pool[(x, y)].append(pair)
+    return pool
+
+
+def _play_pair(work: tuple[str, str, str, int]) -> PoolPair:
+    x, y, seed, deals = work
+    y_points, x_points = game(y, x, seed, deals)
+    return PoolPair(game(x, y, seed, deals), (x_points, y_points))
+
+
+def draw(pool: Pool, a: str, b: str, rng: random.Random) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A seed's two tables between `a` and `b`, each as (a's points, b's points): first where `a`
+    sat at seats 0 and 2, then where `b` did."""
+    if (a, b) in pool:
+        pair = rng.choice(pool[(a, b)])
+        return pair.x_first, pair.y_first
+    pair = rng.choice(pool[(b, a)])
+    return _swap(pair.y_first), _swap(pair.x_first)
+
+
+def _swap(points: tuple[int, int]) -> tuple[int, int]:
+    return points[1], points[0]
 
 
 def kendall_tau(order: Sequence[str], truth: Sequence[str]) -> float:
@@ -95,65 +144,136 @@ def kendall_tau(order: Sequence[str], truth: Sequence[str]) -> float:
     return (concordant - discordant) / total if total else 1.0
 
 
-def true_order(pairs_each: int, deals: int, seed: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
-    """The bots from strongest to weakest over a round robin of duplicate pairs: by pairs won
-    less pairs lost (what the ratings see of a pair), then by total margin."""
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the pool says of two bots head to head: pairs won and lost, mean margin and its
+    standard error, from `stronger`'s side."""
+
+    stronger: str
+    weaker: str
+    won: int
+    lost: int
+    margin: float
+    error: float
+
+
+def true_order(pool: Pool) -> tuple[list[str], dict[str, tuple[int, int]], list[Step]]:
+    """The bots from strongest to weakest over the whole pool (pairs won less pairs lost, then
+    total margin), their records, and each step of the order head to head."""
     score = dict.fromkeys(BOTS, 0)
     margin = dict.fromkeys(BOTS, 0)
-    for a, b in itertools.combinations(BOTS, 2):
-        for index in range(pairs_each):
-            pa, pb = pair(a, b, f"{seed}/truth/{a}/{b}/{index}", deals)
-            margin[a] += pa - pb
-            margin[b] += pb - pa
-            score[a] += (pa > pb) - (pa < pb)
-            score[b] += (pb > pa) - (pb < pa)
+    for (x, y), pairs in pool.items():
+        for pair in pairs:
+            x_total = pair.x_first[0] + pair.y_first[0]
+            y_total = pair.x_first[1] + pair.y_first[1]
+            margin[x] += x_total - y_total
+            margin[y] += y_total - x_total
+            score[x] += (x_total > y_total) - (x_total < y_total)
+            score[y] += (y_total > x_total) - (y_total < x_total)
     order = sorted(BOTS, key=lambda n: (-score[n], -margin[n]))
-    return order, {name: (score[name], margin[name]) for name in BOTS}
+    return (
+        order,
+        {n: (score[n], margin[n]) for n in BOTS},
+        [head_to_head(pool, s, w) for s, w in itertools.pairwise(order)],
+    )
 
 
-# Kendall tau of the whole order (1) and of all pairs but one in order (0.8 with five bots).
-TAUS = (1.0, 0.8)
+def head_to_head(pool: Pool, a: str, b: str) -> Step:
+    """`a` against `b` over the pool's pairs."""
+    pairs = (
+        pool[(a, b)]
+        if (a, b) in pool
+        else [PoolPair(_swap(p.y_first), _swap(p.x_first)) for p in pool[(b, a)]]
+    )
+    margins = [p.x_first[0] + p.y_first[0] - p.x_first[1] - p.y_first[1] for p in pairs]
+    error = statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else math.inf
+    return Step(
+        a, b, sum(m > 0 for m in margins), sum(m < 0 for m in margins), statistics.fmean(margins), error
+    )
+
+
+# How far apart two bots must be over the pool for their order to count as known: their mean
+# pair margin at least this many standard errors from even.
+RESOLVED_BY = 2.0
+
+
+def resolved(pool: Pool) -> list[Step]:
+    """Every two bots that the pool tells apart (stronger first): the order a rating must find."""
+    steps = (head_to_head(pool, x, y) for x, y in pool)
+    return [
+        step if step.margin > 0 else head_to_head(pool, step.weaker, step.stronger)
+        for step in steps
+        if abs(step.margin) >= RESOLVED_BY * step.error
+    ]
+
+
+Criterion = Callable[[Sequence[str]], bool]
+
+
+def criteria(truth: Sequence[str], known: Sequence[Step]) -> dict[str, Criterion]:
+    """What a rating's order (strongest first) is checked for: every pair of bots the pool tells
+    apart in order; the whole true order (Kendall tau 1); all pairs but one (tau >= 0.8)."""
+
+    def known_order(order: Sequence[str]) -> bool:
+        place = {name: i for i, name in enumerate(order)}
+        return all(place[step.stronger] < place[step.weaker] for step in known)
+
+    return {
+        f"every pair the pool tells apart in order ({len(known)} of {len(truth) * (len(truth) - 1) // 2})": (
+            known_order
+        ),
+        "the whole true order (Kendall tau 1)": lambda order: kendall_tau(order, truth) >= 1 - 1e-9,
+        "all pairs but one in order (Kendall tau >= 0.8)": lambda order: (
+            kendall_tau(order, truth) >= 0.8 - 1e-9
+        ),
+    }
 
 
 def run_arena(
-    duplicate: bool, budget_hands: int, deals: int, seed: str, truth: Sequence[str]
-) -> dict[float, int | None]:
-    """For each of TAUS, the hands after which the ratings' order is at least that close to the
-    true order to the end of the budget (None: never)."""
+    duplicate: bool, pool: Pool, budget_hands: int, deals: int, seed: str, checks: dict[str, Criterion]
+) -> dict[str, int | None]:
+    """For each check, the hands after which the ratings' order passes it to the end of the
+    budget (None: never)."""
     rng = random.Random(seed)
     ratings: dict[str, RatingRow] = {name: fresh(name, "bench") for name in BOTS}
     last: dict[str, str] = {}
     hands = 0
-    settled_at: dict[float, int | None] = dict.fromkeys(TAUS)
+    settled_at: dict[str, int | None] = dict.fromkeys(checks)
     step = 0
     while hands < budget_hands:
         ready = [Candidate(n, "bench", r.mu, r.pairs) for n, r in ratings.items()]
         [match] = choose(ready, last, rng, 1)
-        games_seed = f"{seed}/{step}"
+        a_first, b_first = draw(pool, match.a, match.b, rng)
         if duplicate:
-            points = pair(match.a, match.b, games_seed, deals)
+            points = (a_first[0] + b_first[0], a_first[1] + b_first[1])
             hands += 2 * deals
         else:
-            a_first = rng.random() < 0.5
-            scores = (
-                game(match.a, match.b, games_seed, deals)
-                if a_first
-                else game(match.b, match.a, games_seed, deals)[::-1]
-            )
-            points = (scores[0], scores[1])
+            points = a_first if rng.random() < 0.5 else b_first
             hands += deals
-        row = PairRow(
-            step, match.a, match.b, "bench", games_seed, False, "finished", "", 0.0, 0.0, *points, step
-        )
+        row = PairRow(step, match.a, match.b, "bench", seed, False, "finished", "", 0.0, 0.0, *points, step)
         update = rate_pair(row, ratings[match.a], ratings[match.b])
         ratings[match.a], ratings[match.b] = update.a, update.b
         last[match.a], last[match.b] = match.b, match.a
         order = sorted(ratings, key=lambda n: -ratings[n].mu)
-        tau = kendall_tau(order, truth)
-        for least in TAUS:
-            settled_at[least] = (settled_at[least] or hands) if tau >= least - 1e-9 else None
+        for name, check in checks.items():
+            settled_at[name] = (settled_at[name] or hands) if check(order) else None
         step += 1
     return settled_at
+
+
+def summary(found: Sequence[int | None], budget: int) -> str:
+    """The median and quartiles of the hands a mode's runs took (a run that never got there
+    counts as more than the budget), and how many never did."""
+    never = sum(f is None for f in found)
+    values = sorted(budget + 1 if f is None else f for f in found)
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else values * 3
+
+    def shown(value: float) -> str:
+        return f"> {budget}" if value > budget else f"{value:,.0f}"
+
+    return (
+        f"median {shown(median)} (quartiles {shown(q1)} - {shown(q3)}); never in {never} of {len(found)} runs"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,35 +282,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--deals", type=int, default=4, help="deals per game (default 4, the tournament preset)"
     )
-    parser.add_argument("--truth-pairs", type=int, default=12, help="pairs per pairing for the true order")
-    parser.add_argument("--budget", type=int, default=1600, help="hands each arena run may play")
-    parser.add_argument("--runs", type=int, default=3, help="arena runs per mode (medians are printed)")
+    parser.add_argument("--pool", type=int, default=80, help="duplicate pairs per pairing in the pool")
+    parser.add_argument("--budget", type=int, default=4000, help="hands each arena run may play")
+    parser.add_argument("--runs", type=int, default=200, help="arena runs per mode")
+    parser.add_argument("--jobs", type=int, default=2, help="processes that play the pool")
     parser.add_argument("--seed", default="arena-bench")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    truth, record = true_order(args.truth_pairs, args.deals, args.seed)
-    shown = " > ".join(
-        f"{name} (won-lost {record[name][0]:+d}, margin {record[name][1]:+d})" for name in truth
+    cpu = time.process_time()
+    pool = play_pool(list(itertools.combinations(BOTS, 2)), args.pool, args.deals, args.seed, args.jobs)
+    played = time.perf_counter() - started
+    truth, record, steps = true_order(pool)
+    shown = " > ".join(f"{n} (won-lost {record[n][0]:+d}, margin {record[n][1]:+d})" for n in truth)
+    hands = len(pool) * args.pool * 2 * args.deals
+    print(
+        f"pool: {args.pool} duplicate pairs per pairing, {args.deals} deals a game, "
+        f"{hands:,} hands ({played:.0f} s)"
     )
-    print(f"true order ({args.truth_pairs} pairs per pairing, {args.deals} deals a game): {shown}")
-    figures: dict[str, list[dict[float, int | None]]] = {}
+    print(f"true order over the pool: {shown}")
+    for step in steps:
+        print(
+            f"  {step.stronger} v {step.weaker}: pairs {step.won}-{step.lost}, "
+            f"margin {step.margin:+.0f} +- {step.error:.0f} a pair (standard error)"
+        )
+    known = resolved(pool)
+    unknown = [
+        f"{x} and {y}" for x, y in pool if not any({step.stronger, step.weaker} == {x, y} for step in known)
+    ]
+    if unknown:
+        print(f"  too close to call (within {RESOLVED_BY:g} standard errors): {', '.join(unknown)}")
+    checks = criteria(truth, known)
+    figures: dict[str, list[dict[str, int | None]]] = {}
     for mode, duplicate in (("duplicate pairs", True), ("single games", False)):
         figures[mode] = [
-            run_arena(duplicate, args.budget, args.deals, f"{args.seed}/run{run}", truth)
+            run_arena(duplicate, pool, args.budget, args.deals, f"{args.seed}/run{run}", checks)
             for run in range(args.runs)
         ]
-    print(f"hands until the ratings' order is this close to the true order for good (budget {args.budget}):")
-    for least in TAUS:
-        what = "the true order" if least == 1.0 else f"Kendall tau >= {least:g} (all pairs but one in order)"
-        print(f"  {what}:")
+    print(f"hands until the ratings' order passes for good (budget {args.budget:,}):")
+    for check in checks:
+        print(f"  {check}:")
         for mode, runs in figures.items():
-            found = [run[least] for run in runs]
-            settled = [f for f in found if f is not None]
-            median = statistics.median(settled) if len(settled) == len(found) else None
-            shown = ", ".join("never" if f is None else str(f) for f in found)
-            middle = "n/a (a run never settled)" if median is None else f"{median:g}"
-            print(f"    {mode:16} runs: {shown}; median {middle}")
-    print(f"({time.perf_counter() - started:.0f} s)")
+            print(f"    {mode:16} {summary([run[check] for run in runs], args.budget)}")
+    print(f"({time.perf_counter() - started:.0f} s, this process's CPU {time.process_time() - cpu:.0f} s)")
     command = " ".join(["bench/arena_bench.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"reproduce: .venv/bin/python {command}")
     return 0
