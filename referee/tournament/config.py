@@ -579,8 +579,8 @@ def _tournament(
     rules, preset, overrides = read_rules(reader)
     games = _games_per_pairing(reader, rules, duplicate)
     concurrency = reader.get((*top, "concurrency"), int, 8)
-    if not 1 <= concurrency <= 256:
-        raise reader.error((*top, "concurrency"), f"must be 1 to 256 tables at once, not {concurrency}")
+    if not 1 <= concurrency <= 1024:
+        raise reader.error((*top, "concurrency"), f"must be 1 to 1024 tables at once, not {concurrency}")
     timeout = reader.get((*top, "game_timeout_s"), float, 900.0)
     if not timeout > 0:
         raise reader.error((*top, "game_timeout_s"), f"must be positive, not {timeout}")

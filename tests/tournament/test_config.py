@@ -79,6 +79,14 @@ def test_out_of_range_value() -> None:
     assert (error.line, error.field) == (5, "tournament.concurrency")
 
 
+def test_concurrency_goes_as_far_as_one_referee_was_measured_to_hold() -> None:
+    # 512 games at once played to the end on one referee (docs/develop/benchmarks.md); the cap
+    # leaves room above that for faster machines, not for any number a typo can make.
+    assert parse_config(GOOD.replace("concurrency = 4", "concurrency = 1024")).concurrency == 1024
+    error = _error(GOOD.replace("concurrency = 4", "concurrency = 1025"))
+    assert "must be 1 to 1024 tables at once, not 1025" in str(error)
+
+
 def test_bad_rules_flag_value_names_the_flag() -> None:
     error = _error(GOOD.replace('preset = "tournament"', 'preset = "tournament"\nbomb_timing = "never"'))
     assert (error.line, error.field) == (9, "rules.bomb_timing")
