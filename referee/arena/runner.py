@@ -74,7 +74,6 @@ class Arena:
         self.admitted: dict[str, int] = {}  # hosted bot -> the version its processes run
         self.playing: dict[int, tuple[str, str]] = {}  # pair id -> its bots
         self.tasks: set[asyncio.Task[None]] = set()
-        self.forfeits: dict[str, int] = {}  # pairs in a row with a forfeit, per bot
         self.lobby = Lobby(store, config.leaderboard, on_join=self.wake)
         self._woken = asyncio.Event()
         # Bots the last round left waiting rather than meet their last opponent again.
@@ -336,18 +335,13 @@ class Arena:
                 self._set_state(match.a, BotState.REFUSED, "validation: " + "; ".join(faults))
             elif not failure:
                 self._set_state(match.a, BotState.ACTIVE, "")
-        for name in (match.a, match.b):
-            if match.validation and name == match.a:
-                continue
-            if name in verdict.forfeited:
-                self.forfeits[name] = self.forfeits.get(name, 0) + 1
-                if self.forfeits[name] >= self.config.pause_after_forfeits:
-                    why = "; ".join(verdict.faults.get(name, [])) or "forfeits"
-                    self._set_state(
-                        name, BotState.PAUSED, f"{self.forfeits[name]} pairs in a row with a forfeit ({why})"
-                    )
-            else:
-                self.forfeits.pop(name, None)
+        # Pairs in a row with a forfeit, kept in the store: a restart does not wipe a bot's slate.
+        rated = [name for name in (match.a, match.b) if not (match.validation and name == match.a)]
+        counts = self.store.count_forfeits({name: name in verdict.forfeited for name in rated})
+        for name, count in counts.items():
+            if name in verdict.forfeited and count >= self.config.pause_after_forfeits:
+                why = "; ".join(verdict.faults.get(name, [])) or "forfeits"
+                self._set_state(name, BotState.PAUSED, f"{count} pairs in a row with a forfeit ({why})")
 
     def _set_state(self, name: str, state: BotState, reason: str) -> None:
         """A bot's new state, written and told to it if it waits in the lobby."""

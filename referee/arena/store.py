@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from referee.arena.keys import key_hash, key_matches, new_key
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # A bot's name: what the leaderboard, the pages and the replays show.
 BOT_NAME_CHARS = 32
 INTERRUPTED = "the arena stopped while the pair was being played"
@@ -98,6 +98,11 @@ MIGRATIONS: dict[int, str] = {
     2: """
     ALTER TABLE games ADD COLUMN host TEXT NOT NULL DEFAULT '';
     """,
+    # The pairs in a row in which a bot forfeited a table: the arena pauses it at its config's
+    # pause_after_forfeits, and a restart must not forget how close it is.
+    3: """
+    ALTER TABLE bots ADD COLUMN forfeits_in_a_row INTEGER NOT NULL DEFAULT 0;
+    """,
 }
 
 
@@ -131,6 +136,7 @@ class BotRow:
     version: int
     created_at: float
     key_set_at: float
+    forfeits_in_a_row: int = 0  # its last pairs, in a row, with a table it forfeited
 
     @property
     def hosted(self) -> bool:
@@ -320,6 +326,23 @@ class ArenaStore:
         self.bot(name)
         self._db.execute("UPDATE bots SET state = ?, reason = ? WHERE name = ?", (state.value, reason, name))
 
+    def count_forfeits(self, forfeited: Mapping[str, bool]) -> dict[str, int]:
+        """After a pair: each bot's pairs in a row with a forfeit, one more if it forfeited there,
+        else none; the new counts."""
+        with self.transaction() as db:
+            for name, did in forfeited.items():
+                db.execute(
+                    "UPDATE bots SET forfeits_in_a_row = CASE WHEN ? THEN forfeits_in_a_row + 1 ELSE 0 END"
+                    " WHERE name = ?",
+                    (int(did), name),
+                )
+            return {
+                name: int(
+                    db.execute("SELECT forfeits_in_a_row FROM bots WHERE name = ?", (name,)).fetchone()[0]
+                )
+                for name in forfeited
+            }
+
     def update_hosted(self, name: str, *, bot: str = "", command: Sequence[str] = ()) -> bool:
         """A hosted bot's class or command as its config now says; a change makes a new version
         (to validate again, unless the arena trusts it: a house bot). Whether it changed."""
@@ -499,7 +522,10 @@ class ArenaStore:
             db.executemany("INSERT INTO rating_history VALUES (?, ?, ?, ?)", history)
 
 
-_BOT_COLUMNS = "name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at"
+_BOT_COLUMNS = (
+    "name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at,"
+    " forfeits_in_a_row"
+)
 _PAIR_COLUMNS = (
     "id, bot_a, bot_b, leaderboard, seed, validation, state, reason, started_at, ended_at,"
     " points_a, points_b, finished_seq"
@@ -524,7 +550,7 @@ def _statements(script: str) -> Iterator[str]:
 
 
 def _bot_row(row: Sequence[object]) -> BotRow:
-    name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at = row
+    name, kind, bot, command, workdir, house, state, reason, version, created_at, key_set_at, forfeits = row
     return BotRow(
         name=str(name),
         kind=str(kind),
@@ -537,6 +563,7 @@ def _bot_row(row: Sequence[object]) -> BotRow:
         version=int(str(version)),
         created_at=float(str(created_at)),
         key_set_at=float(str(key_set_at)),
+        forfeits_in_a_row=int(str(forfeits)),
     )
 
 

@@ -5,6 +5,7 @@ is lost and nothing is half rated; and its commands."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import io
 import json
@@ -18,8 +19,9 @@ from pathlib import Path
 
 from referee.arena.cli import leaderboard_rows
 from referee.arena.config import ArenaConfig, parse_arena_config
+from referee.arena.matchmaker import Match
 from referee.arena.ratings import rerate
-from referee.arena.runner import Arena
+from referee.arena.runner import Arena, PairVerdict
 from referee.arena.store import INTERRUPTED, ArenaStore, BotState
 from referee.replay import read_replay
 from referee.replay.verify import verify
@@ -246,3 +248,29 @@ def test_the_commands_register_re_key_list_and_rank(tmp_path: Path) -> None:
     ):
         done = tichu("arena", *bad, "--store", store, cwd=tmp_path)
         assert done.returncode == 2 and why in done.stderr, done.stderr
+
+
+def test_forfeits_in_a_row_pause_a_bot_even_across_restarts(tmp_path: Path) -> None:
+    config = dataclasses.replace(config_in(tmp_path), pause_after_forfeits=2)
+    path = tmp_path / "arena.sqlite"
+    with contextlib.closing(ArenaStore(path)) as store:
+        store.add_bot("quitter", bot="tests.arena.bots:QuitterBot", state=BotState.ACTIVE)
+        store.add_bot("steady", bot="clients.random_bot:RandomBot", state=BotState.ACTIVE)
+    match = Match("quitter", "steady", "hosted")
+    forfeit = PairVerdict((), {"quitter": ["forfeited table 1: 10 violations"], "steady": []}, {"quitter"})
+    clean = PairVerdict((), {"quitter": [], "steady": []}, set())
+
+    def pair_ends(verdict: PairVerdict) -> tuple[BotState, int, str]:
+        """A pair ends in an arena started afresh on the store (as after a restart)."""
+        with contextlib.closing(ArenaStore(path)) as store:
+            Arena(config, store, io.StringIO())._after(match, verdict, "")
+            bot = store.bot("quitter")
+            assert store.bot("steady").forfeits_in_a_row == 0
+            return bot.state, bot.forfeits_in_a_row, bot.reason
+
+    assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
+    assert pair_ends(clean) == (BotState.ACTIVE, 0, "")  # a pair without one starts the count again
+    assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
+    state, count, reason = pair_ends(forfeit)
+    assert (state, count) == (BotState.PAUSED, 2)
+    assert reason == "2 pairs in a row with a forfeit (forfeited table 1: 10 violations)"

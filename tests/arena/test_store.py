@@ -109,6 +109,22 @@ def test_a_schema_1_store_keeps_its_games_and_learns_where_new_ones_were_played(
     pair = store.start_pair("a", "b", "hosted", "s2", validation=False)
     store.finish_pair(pair, [GameRow(0, "m1", 0, 50, 50, "played_out", "", {}, {}, host="n/1/0")])
     assert [g.host for g in store.games(pair)] == ["n/1/0"]
+    assert store.bot("a").forfeits_in_a_row == 0  # schema 3: nobody has forfeited yet
+    store.close()
+
+
+def test_forfeits_in_a_row_are_counted_reset_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "arena.sqlite"
+    store = ArenaStore(path)
+    store.add_bot("a")
+    store.add_bot("b")
+    assert store.count_forfeits({"a": True, "b": False}) == {"a": 1, "b": 0}
+    assert store.count_forfeits({"a": True, "b": True}) == {"a": 2, "b": 1}
+    store.close()
+    store = ArenaStore(path)  # a restart reads them back
+    assert (store.bot("a").forfeits_in_a_row, store.bot("b").forfeits_in_a_row) == (2, 1)
+    assert store.count_forfeits({"b": False}) == {"b": 0}
+    assert store.bot("a").forfeits_in_a_row == 2  # a bot not in the pair keeps its count
     store.close()
 
 
