@@ -23,7 +23,7 @@ from referee.wire.tichu.v1 import referee_pb2_grpc
 
 SERVICE = "tichu.v1.Arena"
 MAX_GAMES = 64
-# A pair is two games, and a bot is in one pair at a time: what the arena gives a bot at most.
+# A pair is two games at once: a remote bot that offers N games plays up to N // 2 pairs at once.
 GAMES_PER_PAIR = 2
 PLAYABLE = (BotState.ACTIVE, BotState.VALIDATING)
 
@@ -63,6 +63,11 @@ class Lobby(referee_pb2_grpc.ArenaServicer):
         """The bots in the lobby (the arena knows which of them hold a pair)."""
         return set(self.present)
 
+    def pairs(self, bot: str) -> int:
+        """The pairs a bot in the lobby plays at once (0 if it is not here)."""
+        presence = self.present.get(bot)
+        return presence.games // GAMES_PER_PAIR if presence is not None else 0
+
     def seat(self, bot: str, seated: pb.Seated) -> bool:
         """Hand a bot a seat; whether it was in the lobby to take it."""
         presence = self.present.get(bot)
@@ -95,7 +100,8 @@ class Lobby(referee_pb2_grpc.ArenaServicer):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "LobbyRequest.bot_version is 64 characters at most"
             )
-        presence = Presence(bot.name, min(request.games, GAMES_PER_PAIR), request.bot_version)
+        granted = request.games // GAMES_PER_PAIR * GAMES_PER_PAIR  # whole pairs
+        presence = Presence(bot.name, granted, request.bot_version)
         previous = self.present.get(bot.name)
         if previous is not None:
             previous.outbox.put_nowait(None)  # the same bot again: the newer call is the one

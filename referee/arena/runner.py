@@ -24,6 +24,7 @@ import contextlib
 import random
 import secrets
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -182,8 +183,8 @@ class Arena:
         room = self.config.concurrency - len(self.playing)
         if room <= 0:
             return []
-        busy = {name for pair in self.playing.values() for name in pair}
-        ready = [self._candidate(bot) for bot in self.store.bots() if self._ready(bot, busy)]
+        busy = Counter(name for pair in self.playing.values() for name in pair)
+        ready = [self._candidate(bot, busy) for bot in self.store.bots() if self._ready(bot, busy)]
         last = self._last_opponents()
         matches = choose(ready, last, self.rng, room, rematch=False)
         if rematch:
@@ -203,14 +204,21 @@ class Arena:
             task.add_done_callback(self.tasks.discard)
         return matches
 
-    def _ready(self, bot: BotRow, busy: set[str]) -> bool:
-        """Free, allowed to play, and here: a hosted bot's processes run its current version; a
-        remote bot is in the lobby."""
+    def _ready(self, bot: BotRow, busy: Counter[str]) -> bool:
+        """Allowed to play, here, and with a free slot: a hosted bot's processes run its current
+        version; a remote bot is in the lobby. A bot still validating plays its one pair first."""
         playable = bot.state in (BotState.ACTIVE, BotState.VALIDATING)
         here = self.admitted.get(bot.name) == bot.version if bot.hosted else bot.name in self.lobby.present
-        return playable and here and bot.name not in busy
+        if bot.state is BotState.VALIDATING and busy[bot.name]:
+            return False
+        return playable and here and busy[bot.name] < self._slots(bot)
 
-    def _candidate(self, bot: BotRow) -> Candidate:
+    def _slots(self, bot: BotRow) -> int:
+        """The pairs a bot may play at once: a remote bot as many as the games it offered allow,
+        a hosted bot one (its processes are the arena's to share)."""
+        return 1 if bot.hosted else self.lobby.pairs(bot.name)
+
+    def _candidate(self, bot: BotRow, busy: Counter[str]) -> Candidate:
         board = self.config.leaderboard(bot.kind)
         rating = self.store.rating(bot.name, board)
         return Candidate(
@@ -220,6 +228,7 @@ class Arena:
             rating.pairs if rating is not None else 0,
             validating=bot.state is BotState.VALIDATING,
             house=bot.house,
+            slots=self._slots(bot) - busy[bot.name],
         )
 
     def _last_opponents(self) -> dict[str, str]:

@@ -165,6 +165,56 @@ def test_a_bot_that_joins_is_seated_at_once_not_at_the_next_round(tmp_path: Path
     store.close()
 
 
+def test_a_remote_bot_that_offers_four_games_plays_two_pairs_at_once(tmp_path: Path) -> None:
+    config = dataclasses.replace(config_in(tmp_path), house=(), concurrency=4)
+    store = ArenaStore(config.store)
+    offers = {"many": 5, "one": 2, "two": 2}  # an odd offer rounds down to whole pairs
+    keys = {name: store.add_bot(name, state=BotState.ACTIVE) for name in offers}
+    # "one" and "two" have just met: each would rather meet "many", which has room for both.
+    store.finish_pair(store.start_pair("one", "two", "remote", "s", validation=False), [])
+    arena = Arena(config, store, io.StringIO())
+    heard: dict[str, list[pb.LobbyMessage]] = {name: [] for name in offers}
+
+    def seats(name: str) -> list[pb.Seated]:
+        return [m.seated for m in heard[name] if m.WhichOneof("kind") == "seated"]
+
+    async def listen(address: str, name: str) -> None:
+        async for message in lobby_call(address, keys[name], offers[name]):
+            heard[name].append(message)
+
+    async def body() -> list[Match]:
+        address = await arena.start()
+        listeners = [asyncio.create_task(listen(address, name)) for name in offers]
+        try:
+            while arena.lobby.ready() != set(offers):
+                await asyncio.sleep(0.05)
+            matches = await arena.round()
+
+            async def all_seated() -> None:  # two tables a pair, two seats a table
+                while len(seats("many")) < 8 or len(seats("one")) < 4 or len(seats("two")) < 4:
+                    await asyncio.sleep(0.05)
+
+            await asyncio.wait_for(all_seated(), 120)  # fails rather than hangs
+            return matches
+        finally:
+            await arena.stop()
+            await asyncio.gather(*listeners)
+
+    matches = asyncio.run(body())
+    assert heard["many"][0].welcome.games == 4 and heard["one"][0].welcome.games == 2
+    assert len(matches) == 2
+    assert {frozenset((m.a, m.b)) for m in matches} == {
+        frozenset(("many", "one")),
+        frozenset(("many", "two")),
+    }
+    assert len({s.pair_id for s in seats("many")}) == 2  # both at once, on four tables
+    assert len({s.match_id for s in seats("many")}) == 4
+    assert {s.pair_id for s in seats("one")} | {s.pair_id for s in seats("two")} == {
+        s.pair_id for s in seats("many")
+    }
+    store.close()
+
+
 def test_a_seat_on_a_referee_that_listens_everywhere_is_reached_by_the_arena_s_host() -> None:
     assert referee_address("0.0.0.0:5000", "arena.example:5000") == "arena.example:5000"
     assert referee_address("[::]:5000", "10.0.0.2:5000") == "10.0.0.2:5000"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections import Counter
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -80,3 +82,51 @@ def test_between_rounds_bots_that_just_met_wait_rather_than_meet_again() -> None
     # Someone who met one of them last (and not the other way round) is not met between rounds either.
     one_sided = [Candidate("a", "hosted", 25, 3), Candidate("e", "hosted", 25, 3)]
     assert choose(one_sided, {"e": "a"}, random.Random(1), 4, rematch=False) == []
+
+
+@given(
+    st.lists(
+        st.builds(
+            Candidate,
+            name=st.sampled_from([f"b{i}" for i in range(10)]),
+            leaderboard=st.sampled_from(["hosted", "remote"]),
+            mu=st.floats(0, 50),
+            pairs=st.integers(0, 50),
+            validating=st.booleans(),
+            house=st.booleans(),
+            slots=st.integers(1, 4),
+        ),
+        unique_by=lambda c: c.name,
+        max_size=10,
+    ),
+    st.integers(1, 12),
+    st.integers(0, 2**32),
+)
+def test_a_bot_gets_as_many_pairs_as_it_has_slots_each_against_another(
+    ready: list[Candidate], most: int, seed: int
+) -> None:
+    matches = choose(ready, {}, random.Random(seed), most)
+    assert len(matches) <= most
+    board = {c.name: c for c in ready}
+    given_pairs = Counter(name for m in matches for name in (m.a, m.b))
+    for name, count in given_pairs.items():
+        assert count <= (1 if board[name].validating else board[name].slots)
+    assert len({frozenset((m.a, m.b)) for m in matches}) == len(matches)  # never twice the same two
+    assert all(m.a != m.b for m in matches)
+
+
+def test_a_bot_with_three_slots_meets_three_opponents_and_each_once() -> None:
+    # Each single-slot bot is closest to "many" (or as close as to another, and "many" has
+    # played fewer pairs), so each chooses it; "many" meets each of them once.
+    ready = [Candidate("many", "remote", 25.0, 0, slots=3)] + [
+        Candidate(f"at{mu}", "remote", float(mu), 5) for mu in (15, 25, 35)
+    ]
+    for seed in range(20):
+        matches = choose(ready, {}, random.Random(seed), 10)
+        assert sorted(m.b if m.a == "many" else m.a for m in matches) == ["at15", "at25", "at35"]
+        # The round's bound holds: with room for one pair, the least played chooses it.
+        [only] = choose(ready, {}, random.Random(seed), 1)
+        assert only.a == "many"
+    # One slot: one pair, as before.
+    one = [dataclasses.replace(ready[0], slots=1), *ready[1:]]
+    assert sum("many" in (m.a, m.b) for m in choose(one, {}, random.Random(1), 10)) == 1
