@@ -11,19 +11,26 @@ from hypothesis import strategies as st
 
 from referee.arena.matchmaker import Candidate, choose
 
-candidates = st.lists(
-    st.builds(
-        Candidate,
-        name=st.sampled_from([f"b{i}" for i in range(12)]),
-        leaderboard=st.sampled_from(["hosted", "remote"]),
-        mu=st.floats(0, 50),
-        pairs=st.integers(0, 50),
-        validating=st.booleans(),
-        house=st.booleans(),
-    ),
-    unique_by=lambda c: c.name,
-    max_size=12,
-)
+
+def candidate_lists(slots: st.SearchStrategy[int]) -> st.SearchStrategy[list[Candidate]]:
+    """Ready bots of random ratings, histories, kinds and states, each with `slots` free."""
+    return st.lists(
+        st.builds(
+            Candidate,
+            name=st.sampled_from([f"b{i}" for i in range(12)]),
+            leaderboard=st.sampled_from(["hosted", "remote"]),
+            mu=st.floats(0, 50),
+            pairs=st.integers(0, 50),
+            validating=st.booleans(),
+            house=st.booleans(),
+            slots=slots,
+        ),
+        unique_by=lambda c: c.name,
+        max_size=12,
+    )
+
+
+candidates = candidate_lists(st.just(1))
 
 
 @given(candidates, st.integers(1, 8), st.integers(0, 2**32))
@@ -84,24 +91,7 @@ def test_between_rounds_bots_that_just_met_wait_rather_than_meet_again() -> None
     assert choose(one_sided, {"e": "a"}, random.Random(1), 4, rematch=False) == []
 
 
-@given(
-    st.lists(
-        st.builds(
-            Candidate,
-            name=st.sampled_from([f"b{i}" for i in range(10)]),
-            leaderboard=st.sampled_from(["hosted", "remote"]),
-            mu=st.floats(0, 50),
-            pairs=st.integers(0, 50),
-            validating=st.booleans(),
-            house=st.booleans(),
-            slots=st.integers(1, 4),
-        ),
-        unique_by=lambda c: c.name,
-        max_size=10,
-    ),
-    st.integers(1, 12),
-    st.integers(0, 2**32),
-)
+@given(candidate_lists(st.integers(1, 4)), st.integers(1, 12), st.integers(0, 2**32))
 def test_a_bot_gets_as_many_pairs_as_it_has_slots_each_against_another(
     ready: list[Candidate], most: int, seed: int
 ) -> None:
