@@ -811,14 +811,19 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
 
 
 async def _serve(
-    conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float, thresholds: Thresholds
+    conn: Connection,
+    organiser: str,
+    clock: ClockSettings,
+    lifetime_s: float,
+    thresholds: Thresholds,
+    settings: dict[str, Any],
 ) -> None:
     # Replays are written, as `tichu serve` writes them by default, into a folder that goes with
     # the process.
     replays = Path(tempfile.mkdtemp(prefix="tichu-bench-replays-"))
     atexit.register(shutil.rmtree, replays, True)
     running = await start_server(
-        f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock, replay_dir=replays
+        f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock, replay_dir=replays, **settings
     )
     stop = asyncio.Event()
     aux = grpc.aio.server()
@@ -843,18 +848,21 @@ def serve_in_process(
     lifetime_s: float,
     profile_to: str = "",
     thresholds: Thresholds = COLLECTORS["tuned"],
+    settings: dict[str, Any] | None = None,
 ) -> None:
-    """Entry point of the server process: the referee, the echo and the control services."""
+    """Entry point of the server process: the referee, the echo and the control services;
+    `settings` are more of start_server's keywords (ServerSettings fields)."""
     # Timeouts are counted from the tables' statistics; the log keeps only errors.
     log.configure(level="error", force=True)
     gc.callbacks.append(COLLECTIONS)
+    serve = functools.partial(_serve, conn, organiser, clock, lifetime_s, thresholds, settings or {})
     if not profile_to:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
+        asyncio.run(serve())
         return
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
+        asyncio.run(serve())
     finally:
         profiler.disable()
         profiler.dump_stats(profile_to)
@@ -875,6 +883,7 @@ class ServerProcess:
         lifetime_s: float = 900.0,
         start_timeout_s: float = 60.0,
         thresholds: Thresholds = COLLECTORS["tuned"],
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.organiser = secrets.token_urlsafe(16)
         self.metadata = (("authorization", f"Bearer {self.organiser}"),)
@@ -882,7 +891,7 @@ class ServerProcess:
         parent, child = _spawn().Pipe()
         self.process = _spawn().Process(
             target=serve_in_process,
-            args=(child, self.organiser, clock, lifetime_s, profile_to, thresholds),
+            args=(child, self.organiser, clock, lifetime_s, profile_to, thresholds, settings),
             daemon=True,
         )
         self.process.start()

@@ -108,13 +108,15 @@ class RunningServer:
     secure: bool
     health: health.aio.HealthServicer
     loopback_address: str = ""  # a plaintext port on 127.0.0.1 beside the TLS one, if asked for
+    # The other accept loops on the same port(s) (ServerSettings.accept_loops); `server` is the first.
+    more_servers: tuple[grpc.aio.Server, ...] = ()
 
     async def stop(self, grace_s: float | None = 1.0) -> None:
         """Say NOT_SERVING to health checks, stop every match, then the server (open calls get
         `grace_s` to finish)."""
         await self.health.enter_graceful_shutdown()
         await self.service.close()
-        await self.server.stop(grace_s)
+        await asyncio.gather(*(server.stop(grace_s) for server in (self.server, *self.more_servers)))
 
     async def wait(self) -> None:
         """Wait until the server terminates."""
@@ -162,6 +164,10 @@ class ServerSettings:
     plaintext_loopback: bool = False
     unix_socket: Path | None = None
     max_connections: int | None = None
+    # grpc.aio servers on the same port (SO_REUSEPORT: the kernel spreads the connections over
+    # them). Each takes one new call per event-loop iteration, so a busy referee welcomes a burst
+    # of new streams this many times faster (docs/develop/benchmarks.md, bench/welcome_bench.py).
+    accept_loops: int = 1
     # More services on the same port, each registered by a function of the server before it
     # starts, with its full name for reflection (the arena's lobby: referee.arena.lobby).
     services: tuple[tuple[str, Callable[[grpc.aio.Server], None]], ...] = ()
@@ -209,31 +215,45 @@ async def start_server(
         sign=None if settings.signing_key is None else load_signer(settings.signing_key),
     )
     service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
-    server = grpc.aio.server(options=server_options(hello_timeout_s, settings.max_connections))
-    service.attach(server)
-    for _, register in settings.services:
-        register(server)
+    loops = max(1, settings.accept_loops)
+    max_connections = settings.max_connections
+    if max_connections is None:
+        max_connections = connection_capacity(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    # Each server holds its share of the connections the file limit allows.
+    options = server_options(hello_timeout_s, max(1, max_connections // loops))
+    servers = [grpc.aio.server(options=options) for _ in range(loops)]
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if settings.reflection_enabled:
-        names = (
-            REFEREE_SERVICE,
-            *(name for name, _ in settings.services),
-            HEALTH_SERVICE,
-            REFLECTION_SERVICE,
-        )
-        reflection.enable_server_reflection(names, server)
+    names = (REFEREE_SERVICE, *(name for name, _ in settings.services), HEALTH_SERVICE, REFLECTION_SERVICE)
+    for server in servers:
+        service.attach(server)
+        for _, register in settings.services:
+            register(server)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        if settings.reflection_enabled:
+            reflection.enable_server_reflection(names, server)
+    credentials = None
+    if tls_cert is not None and tls_key is not None:
+        credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
+    host = address.rsplit(":", 1)[0]
+    port = 0
     loopback = ""
     try:
-        if tls_cert is not None and tls_key is not None:
-            credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
-            port = server.add_secure_port(address, credentials)
-            if plaintext_loopback:
-                loopback_port = server.add_insecure_port("127.0.0.1:0")
+        for server in servers:
+            # The first server picks the port (port 0: a free one), the others join it there.
+            bind = address if not port else f"{host}:{port}"
+            bound = (
+                server.add_insecure_port(bind)
+                if credentials is None
+                else server.add_secure_port(bind, credentials)
+            )
+            if not bound or (port and bound != port):
+                raise RuntimeError(f"bound {bound}, not {port or 'a port'}")
+            port = bound
+            if credentials is not None and plaintext_loopback:
+                loopback_port = server.add_insecure_port(loopback or "127.0.0.1:0")
                 loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
-        else:
-            port = server.add_insecure_port(address)
-        if unix_socket is not None and not server.add_insecure_port(f"unix:{unix_socket}"):
+        # A Unix socket has no SO_REUSEPORT: a second bind would take the path from the first.
+        if unix_socket is not None and not servers[0].add_insecure_port(f"unix:{unix_socket}"):
             raise RuntimeError(f"cannot listen on the Unix socket {unix_socket}")
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
@@ -242,13 +262,22 @@ async def start_server(
     if settings.resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
-    await server.start()
+    for server in servers:
+        await server.start()
     for name in ("", REFEREE_SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    host = address.rsplit(":", 1)[0]
-    log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
+    log.get_logger().info(
+        "server_started", address=f"{host}:{port}", tls=tls_cert is not None, accept_loops=loops
+    )
     return RunningServer(
-        server, service, port, f"{host}:{port}", tls_cert is not None, health_servicer, loopback
+        servers[0],
+        service,
+        port,
+        f"{host}:{port}",
+        tls_cert is not None,
+        health_servicer,
+        loopback,
+        tuple(servers[1:]),
     )
 
 
