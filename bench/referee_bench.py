@@ -738,6 +738,22 @@ class _Collections:
 COLLECTIONS = _Collections()
 
 
+class _LoopTurns:
+    """Counts the event loop's iterations: a task that gives up its turn at each one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def run(self) -> None:
+        """Count until cancelled."""
+        while True:
+            await asyncio.sleep(0)
+            self.count += 1
+
+
+LOOP_TURNS = _LoopTurns()
+
+
 def heap_now() -> dict[str, Any]:
     """The collector's settings and how many objects it tracks, by generation, and has frozen."""
     return {
@@ -761,6 +777,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
             **COLLECTIONS.since(float(request.get("since", 0.0))),
             "cpu_s": time.process_time(),
             "at": time.monotonic(),
+            "loop_turns": LOOP_TURNS.count,  # bench/welcome_bench.py: how often the loop comes round
             "tables": len(statuses),
             "running": statuses.count("running"),
             "finished": statuses.count("finished"),
@@ -833,10 +850,12 @@ async def _serve(
     if thresholds is not None:
         tune_collector(thresholds)  # as `tichu serve` does
     conn.send((running.port, aux_port))
+    turns = asyncio.create_task(LOOP_TURNS.run())
     try:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), lifetime_s)
     finally:
+        turns.cancel()
         await running.stop(0.5)
         await aux.stop(0.5)
 

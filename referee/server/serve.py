@@ -49,6 +49,25 @@ SERVER_OPTIONS = (
 )
 
 
+# grpc.aio takes one new call at a time per server: it asks gRPC core for the next call and waits
+# for it to come back through the completion queue, which under load takes 100-300 ms. So a
+# referee runs several servers on its port (SO_REUSEPORT, on by default on Linux: the kernel
+# spreads the connections over them), each asking for its next call: with 200 tables playing, a
+# burst of 800 new streams was welcomed within 10 s with 64 (p99 9 s) and 24 s with 16, while
+# one server had welcomed 123 of them in 30 s, and gRPC core cancels a call that waits 30 s
+# (bench/welcome_bench.py, docs/develop/benchmarks.md). Idle, the 64 cost nothing measurable.
+DEFAULT_ACCEPT_LOOPS = 64
+# Each server caps its own connections (max_connections / loops): a small cap gets fewer loops,
+# so that none of them refuses a connection the cap allows while the others sit empty.
+MIN_CONNECTIONS_PER_LOOP = 64
+
+
+def accept_loop_count(asked: int, max_connections: int) -> int:
+    """How many servers (accept loops) share the port: `asked`, but each with room for at least
+    MIN_CONNECTIONS_PER_LOOP of the `max_connections`, and at least one."""
+    return max(1, min(asked, max_connections // MIN_CONNECTIONS_PER_LOOP))
+
+
 HTTP_ADDRESS = re.compile(r"(\[[0-9A-Fa-f:]+\]|[^\s:\[\]]*):\d{1,5}")
 # Files a referee keeps for itself beside its connections: replays being written, the store,
 # the logs, the bots' pipes and gRPC's own.
@@ -164,10 +183,8 @@ class ServerSettings:
     plaintext_loopback: bool = False
     unix_socket: Path | None = None
     max_connections: int | None = None
-    # grpc.aio servers on the same port (SO_REUSEPORT: the kernel spreads the connections over
-    # them). Each takes one new call per event-loop iteration, so a busy referee welcomes a burst
-    # of new streams this many times faster (docs/develop/benchmarks.md, bench/welcome_bench.py).
-    accept_loops: int = 1
+    # grpc.aio servers on the same port, each taking new calls: see DEFAULT_ACCEPT_LOOPS.
+    accept_loops: int = DEFAULT_ACCEPT_LOOPS
     # More services on the same port, each registered by a function of the server before it
     # starts, with its full name for reflection (the arena's lobby: referee.arena.lobby).
     services: tuple[tuple[str, Callable[[grpc.aio.Server], None]], ...] = ()
@@ -190,7 +207,9 @@ async def start_server(
     machine only: a tournament host's own workers, while remote bots come in over TLS.
     `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
     that a host's bots run in (referee.sandbox). `max_connections` caps the connections held at
-    once (by default, what the file limit allows: `connection_capacity`)."""
+    once (by default, what the file limit allows: `connection_capacity`). `accept_loops` grpc.aio
+    servers share the port, each taking new calls (`accept_loop_count`: fewer under a small cap);
+    a connection's streams all go to the server the kernel gave that connection."""
     if isinstance(settings, str):
         settings = ServerSettings(settings, organiser_token, **options)
     elif organiser_token or options:
@@ -215,13 +234,13 @@ async def start_server(
         sign=None if settings.signing_key is None else load_signer(settings.signing_key),
     )
     service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
-    loops = max(1, settings.accept_loops)
     max_connections = settings.max_connections
     if max_connections is None:
         max_connections = connection_capacity(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    # Each server holds its share of the connections the file limit allows.
-    options = server_options(hello_timeout_s, max(1, max_connections // loops))
-    servers = [grpc.aio.server(options=options) for _ in range(loops)]
+    loops = accept_loop_count(settings.accept_loops, max_connections)
+    # Each server holds its share of the connections allowed, so that together they hold no more.
+    grpc_options = server_options(hello_timeout_s, max(1, max_connections // loops))
+    servers = [grpc.aio.server(options=grpc_options) for _ in range(loops)]
     health_servicer = health.aio.HealthServicer()
     names = (REFEREE_SERVICE, *(name for name, _ in settings.services), HEALTH_SERVICE, REFLECTION_SERVICE)
     for server in servers:
@@ -235,30 +254,42 @@ async def start_server(
     if tls_cert is not None and tls_key is not None:
         credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
     host = address.rsplit(":", 1)[0]
-    port = 0
     loopback = ""
+
+    def bind(server: grpc.aio.Server, where: str) -> int:
+        if credentials is None:
+            return int(server.add_insecure_port(where))
+        return int(server.add_secure_port(where, credentials))
+
     try:
-        for server in servers:
-            # The first server picks the port (port 0: a free one), the others join it there.
-            bind = address if not port else f"{host}:{port}"
-            bound = (
-                server.add_insecure_port(bind)
-                if credentials is None
-                else server.add_secure_port(bind, credentials)
-            )
-            if not bound or (port and bound != port):
-                raise RuntimeError(f"bound {bound}, not {port or 'a port'}")
-            port = bound
-            if credentials is not None and plaintext_loopback:
-                loopback_port = server.add_insecure_port(loopback or "127.0.0.1:0")
-                loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
+        first = servers[0]
+        port = bind(first, address)
+        if port and credentials is not None and plaintext_loopback:
+            loopback_port = first.add_insecure_port("127.0.0.1:0")
+            loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
         # A Unix socket has no SO_REUSEPORT: a second bind would take the path from the first.
-        if unix_socket is not None and not servers[0].add_insecure_port(f"unix:{unix_socket}"):
+        if unix_socket is not None and not first.add_insecure_port(f"unix:{unix_socket}"):
             raise RuntimeError(f"cannot listen on the Unix socket {unix_socket}")
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port or (plaintext_loopback and tls_cert is not None and not loopback):
         raise OSError(f"cannot listen on {address}" + ("" if port else " (or on a loopback port)"))
+    # The others join the first's port (and loopback port). Where the system does not share a
+    # port (no SO_REUSEPORT), the referee runs with the servers that could.
+    for count, server in enumerate(servers[1:], start=1):
+        holds_port = joined = False
+        with contextlib.suppress(RuntimeError):  # grpcio's way of saying it could not bind
+            holds_port = bind(server, f"{host}:{port}") == port
+            joined = holds_port and (
+                not loopback or server.add_insecure_port(loopback) == int(loopback.rsplit(":", 1)[1])
+            )
+        if not joined:
+            # A server that holds the port must run, or the kernel would queue connections on
+            # it that nobody takes; one that holds nothing is dropped, and so are the rest.
+            kept = count + 1 if holds_port else count
+            log.get_logger().warning("accept_loops_reduced", asked=loops, running=kept)
+            servers = servers[:kept]
+            break
     if settings.resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
@@ -354,6 +385,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="connections held at once, at most (default: what the open-file limit allows)",
     )
     parser.add_argument(
+        "--accept-loops",
+        type=int,
+        default=DEFAULT_ACCEPT_LOOPS,
+        metavar="N",
+        help="gRPC servers sharing the port, each taking new streams: more welcome a burst of bots "
+        f"to a busy referee sooner (default {DEFAULT_ACCEPT_LOOPS}; fewer under a small --max-connections)",
+    )
+    parser.add_argument(
         "--gc-defaults",
         action="store_true",
         help="leave Python's garbage collector as it starts (nothing frozen, its own thresholds), to "
@@ -438,6 +477,7 @@ def run_serve(args: argparse.Namespace) -> int:
             signing_key=args.signing_key,
             reflection_enabled=not args.no_reflection,
             max_connections=max_connections,
+            accept_loops=args.accept_loops,
         )
         asyncio.run(_serve(settings, args.http, tune=not args.gc_defaults))
     except (OSError, KeyFileError) as error:
