@@ -115,7 +115,7 @@ def _trace_hellos(path: str) -> None:
         stages[hello.token] = (started, time.monotonic())
         return table, conn, hello
 
-    RefereeService._hello = timed  # type: ignore[method-assign]
+    RefereeService._hello = timed  # type: ignore[method-assign,assignment]
     atexit.register(lambda: Path(path).write_text(json.dumps(stages)))
 
 
