@@ -259,7 +259,7 @@ class Burst:
             f"{self.decisions_per_s:8.0f} | {self.turns_per_s:7.0f} | "
             f"{self.server_cpu:4.2f} | {self.load} |"
             + (f" errors {self.errors}" if self.errors else "")
-            + "\n    stages p50/p99 s: "
+            + f"\n    {self.playing}/{4 * self.tables} seats of the K tables in; stages p50/p99 s: "
             + ", ".join(
                 f"{name} {self.stages[name + '_p50']:.2f}/{self.stages[name + '_p99']:.2f}"
                 for name in ("accept", "hello", "send")

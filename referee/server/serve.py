@@ -41,9 +41,14 @@ DEFAULT_FORGET_S = 3600.0
 # INTERNAL). The referee takes each call as soon as it can, so a long queue costs little.
 # The message sizes are referee.server.input_limits': a client's message past MAX_RECEIVE_BYTES is
 # refused by gRPC (RESOURCE_EXHAUSTED) before the referee reads a byte of it.
+# A call also waits at most 30 s (gRPC core's default) for the server to take it, then is
+# cancelled (CANCELLED at the bot): under a burst of new streams a busy referee takes them
+# slower than that (bench/welcome_bench.py), and a seat is better welcomed late than refused.
+UNTAKEN_CALL_WAIT_S = 300
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 20_000),
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
+    ("grpc.server_max_unrequested_time_in_server", UNTAKEN_CALL_WAIT_S),
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_BYTES),
 )
