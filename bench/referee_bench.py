@@ -738,6 +738,22 @@ class _Collections:
 COLLECTIONS = _Collections()
 
 
+class _LoopTurns:
+    """Counts the event loop's iterations: a task that gives up its turn at each one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def run(self) -> None:
+        """Count until cancelled."""
+        while True:
+            await asyncio.sleep(0)
+            self.count += 1
+
+
+LOOP_TURNS = _LoopTurns()
+
+
 def heap_now() -> dict[str, Any]:
     """The collector's settings and how many objects it tracks, by generation, and has frozen."""
     return {
@@ -761,6 +777,7 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
             **COLLECTIONS.since(float(request.get("since", 0.0))),
             "cpu_s": time.process_time(),
             "at": time.monotonic(),
+            "loop_turns": LOOP_TURNS.count,  # bench/welcome_bench.py: how often the loop comes round
             "tables": len(statuses),
             "running": statuses.count("running"),
             "finished": statuses.count("finished"),
@@ -811,14 +828,19 @@ def _aux_handlers(running: RunningServer, stop: asyncio.Event) -> list[Any]:
 
 
 async def _serve(
-    conn: Connection, organiser: str, clock: ClockSettings, lifetime_s: float, thresholds: Thresholds
+    conn: Connection,
+    organiser: str,
+    clock: ClockSettings,
+    lifetime_s: float,
+    thresholds: Thresholds,
+    settings: dict[str, Any],
 ) -> None:
     # Replays are written, as `tichu serve` writes them by default, into a folder that goes with
     # the process.
     replays = Path(tempfile.mkdtemp(prefix="tichu-bench-replays-"))
     atexit.register(shutil.rmtree, replays, True)
     running = await start_server(
-        f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock, replay_dir=replays
+        f"{LOOPBACK}:0", organiser, insecure=True, defaults=clock, replay_dir=replays, **settings
     )
     stop = asyncio.Event()
     aux = grpc.aio.server()
@@ -828,10 +850,12 @@ async def _serve(
     if thresholds is not None:
         tune_collector(thresholds)  # as `tichu serve` does
     conn.send((running.port, aux_port))
+    turns = asyncio.create_task(LOOP_TURNS.run())
     try:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), lifetime_s)
     finally:
+        turns.cancel()
         await running.stop(0.5)
         await aux.stop(0.5)
 
@@ -843,18 +867,21 @@ def serve_in_process(
     lifetime_s: float,
     profile_to: str = "",
     thresholds: Thresholds = COLLECTORS["tuned"],
+    settings: dict[str, Any] | None = None,
 ) -> None:
-    """Entry point of the server process: the referee, the echo and the control services."""
+    """Entry point of the server process: the referee, the echo and the control services;
+    `settings` are more of start_server's keywords (ServerSettings fields)."""
     # Timeouts are counted from the tables' statistics; the log keeps only errors.
     log.configure(level="error", force=True)
     gc.callbacks.append(COLLECTIONS)
+    serve = functools.partial(_serve, conn, organiser, clock, lifetime_s, thresholds, settings or {})
     if not profile_to:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
+        asyncio.run(serve())
         return
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(_serve(conn, organiser, clock, lifetime_s, thresholds))
+        asyncio.run(serve())
     finally:
         profiler.disable()
         profiler.dump_stats(profile_to)
@@ -875,6 +902,7 @@ class ServerProcess:
         lifetime_s: float = 900.0,
         start_timeout_s: float = 60.0,
         thresholds: Thresholds = COLLECTORS["tuned"],
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.organiser = secrets.token_urlsafe(16)
         self.metadata = (("authorization", f"Bearer {self.organiser}"),)
@@ -882,7 +910,7 @@ class ServerProcess:
         parent, child = _spawn().Pipe()
         self.process = _spawn().Process(
             target=serve_in_process,
-            args=(child, self.organiser, clock, lifetime_s, profile_to, thresholds),
+            args=(child, self.organiser, clock, lifetime_s, profile_to, thresholds, settings),
             daemon=True,
         )
         self.process.start()

@@ -41,12 +41,36 @@ DEFAULT_FORGET_S = 3600.0
 # INTERNAL). The referee takes each call as soon as it can, so a long queue costs little.
 # The message sizes are referee.server.input_limits': a client's message past MAX_RECEIVE_BYTES is
 # refused by gRPC (RESOURCE_EXHAUSTED) before the referee reads a byte of it.
+# A call also waits at most 30 s (gRPC core's default) for the server to take it, then is
+# cancelled (CANCELLED at the bot): under a burst of new streams a busy referee takes them
+# slower than that (bench/welcome_bench.py), and a seat is better welcomed late than refused.
+UNTAKEN_CALL_WAIT_S = 300
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 20_000),
     ("grpc.server.max_pending_requests_hard_limit", 40_000),
+    ("grpc.server_max_unrequested_time_in_server", UNTAKEN_CALL_WAIT_S),
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_BYTES),
 )
+
+
+# grpc.aio takes one new call at a time per server: it asks gRPC core for the next call and waits
+# for it to come back through the completion queue, which under load takes 100-300 ms. So a
+# referee runs several servers on its port (SO_REUSEPORT, on by default on Linux: the kernel
+# spreads the connections over them), each asking for its next call: with 200 tables playing, a
+# burst of 800 new streams was welcomed within 10 s with 64 (p99 9 s) and 24 s with 16, while
+# one server had welcomed 123 of them in 30 s, and gRPC core cancels a call that waits 30 s
+# (bench/welcome_bench.py, docs/develop/benchmarks.md). Idle, the 64 cost nothing measurable.
+DEFAULT_ACCEPT_LOOPS = 64
+# Each server caps its own connections (max_connections / loops): a small cap gets fewer loops,
+# so that none of them refuses a connection the cap allows while the others sit empty.
+MIN_CONNECTIONS_PER_LOOP = 64
+
+
+def accept_loop_count(asked: int, max_connections: int) -> int:
+    """How many servers (accept loops) share the port: `asked`, but each with room for at least
+    MIN_CONNECTIONS_PER_LOOP of the `max_connections`, and at least one."""
+    return max(1, min(asked, max_connections // MIN_CONNECTIONS_PER_LOOP))
 
 
 HTTP_ADDRESS = re.compile(r"(\[[0-9A-Fa-f:]+\]|[^\s:\[\]]*):\d{1,5}")
@@ -108,13 +132,15 @@ class RunningServer:
     secure: bool
     health: health.aio.HealthServicer
     loopback_address: str = ""  # a plaintext port on 127.0.0.1 beside the TLS one, if asked for
+    # The other accept loops on the same port(s) (ServerSettings.accept_loops); `server` is the first.
+    more_servers: tuple[grpc.aio.Server, ...] = ()
 
     async def stop(self, grace_s: float | None = 1.0) -> None:
         """Say NOT_SERVING to health checks, stop every match, then the server (open calls get
         `grace_s` to finish)."""
         await self.health.enter_graceful_shutdown()
         await self.service.close()
-        await self.server.stop(grace_s)
+        await asyncio.gather(*(server.stop(grace_s) for server in (self.server, *self.more_servers)))
 
     async def wait(self) -> None:
         """Wait until the server terminates."""
@@ -162,6 +188,8 @@ class ServerSettings:
     plaintext_loopback: bool = False
     unix_socket: Path | None = None
     max_connections: int | None = None
+    # grpc.aio servers on the same port, each taking new calls: see DEFAULT_ACCEPT_LOOPS.
+    accept_loops: int = DEFAULT_ACCEPT_LOOPS
     # More services on the same port, each registered by a function of the server before it
     # starts, with its full name for reflection (the arena's lobby: referee.arena.lobby).
     services: tuple[tuple[str, Callable[[grpc.aio.Server], None]], ...] = ()
@@ -184,7 +212,9 @@ async def start_server(
     machine only: a tournament host's own workers, while remote bots come in over TLS.
     `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
     that a host's bots run in (referee.sandbox). `max_connections` caps the connections held at
-    once (by default, what the file limit allows: `connection_capacity`)."""
+    once (by default, what the file limit allows: `connection_capacity`). `accept_loops` grpc.aio
+    servers share the port, each taking new calls (`accept_loop_count`: fewer under a small cap);
+    a connection's streams all go to the server the kernel gave that connection."""
     if isinstance(settings, str):
         settings = ServerSettings(settings, organiser_token, **options)
     elif organiser_token or options:
@@ -209,46 +239,81 @@ async def start_server(
         sign=None if settings.signing_key is None else load_signer(settings.signing_key),
     )
     service = RefereeService(referee, hello_timeout_s=hello_timeout_s)
-    server = grpc.aio.server(options=server_options(hello_timeout_s, settings.max_connections))
-    service.attach(server)
-    for _, register in settings.services:
-        register(server)
+    max_connections = settings.max_connections
+    if max_connections is None:
+        max_connections = connection_capacity(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    loops = accept_loop_count(settings.accept_loops, max_connections)
+    # Each server holds its share of the connections allowed, so that together they hold no more.
+    grpc_options = server_options(hello_timeout_s, max(1, max_connections // loops))
+    servers = [grpc.aio.server(options=grpc_options) for _ in range(loops)]
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if settings.reflection_enabled:
-        names = (
-            REFEREE_SERVICE,
-            *(name for name, _ in settings.services),
-            HEALTH_SERVICE,
-            REFLECTION_SERVICE,
-        )
-        reflection.enable_server_reflection(names, server)
+    names = (REFEREE_SERVICE, *(name for name, _ in settings.services), HEALTH_SERVICE, REFLECTION_SERVICE)
+    for server in servers:
+        service.attach(server)
+        for _, register in settings.services:
+            register(server)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        if settings.reflection_enabled:
+            reflection.enable_server_reflection(names, server)
+    credentials = None
+    if tls_cert is not None and tls_key is not None:
+        credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
+    host = address.rsplit(":", 1)[0]
     loopback = ""
+
+    def bind(server: grpc.aio.Server, where: str) -> int:
+        if credentials is None:
+            return int(server.add_insecure_port(where))
+        return int(server.add_secure_port(where, credentials))
+
     try:
-        if tls_cert is not None and tls_key is not None:
-            credentials = grpc.ssl_server_credentials([(_pem(tls_key), _pem(tls_cert))])
-            port = server.add_secure_port(address, credentials)
-            if plaintext_loopback:
-                loopback_port = server.add_insecure_port("127.0.0.1:0")
-                loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
-        else:
-            port = server.add_insecure_port(address)
-        if unix_socket is not None and not server.add_insecure_port(f"unix:{unix_socket}"):
+        first = servers[0]
+        port = bind(first, address)
+        if port and credentials is not None and plaintext_loopback:
+            loopback_port = first.add_insecure_port("127.0.0.1:0")
+            loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
+        # A Unix socket has no SO_REUSEPORT: a second bind would take the path from the first.
+        if unix_socket is not None and not first.add_insecure_port(f"unix:{unix_socket}"):
             raise RuntimeError(f"cannot listen on the Unix socket {unix_socket}")
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port or (plaintext_loopback and tls_cert is not None and not loopback):
         raise OSError(f"cannot listen on {address}" + ("" if port else " (or on a loopback port)"))
+    # The others join the first's port (and loopback port). Where the system does not share a
+    # port (no SO_REUSEPORT), the referee runs with the servers that could.
+    for count, server in enumerate(servers[1:], start=1):
+        holds_port = joined = False
+        with contextlib.suppress(RuntimeError):  # grpcio's way of saying it could not bind
+            holds_port = bind(server, f"{host}:{port}") == port
+            joined = holds_port and (
+                not loopback or server.add_insecure_port(loopback) == int(loopback.rsplit(":", 1)[1])
+            )
+        if not joined:
+            # A server that holds the port must run, or the kernel would queue connections on
+            # it that nobody takes; one that holds nothing is dropped, and so are the rest.
+            kept = count + 1 if holds_port else count
+            log.get_logger().warning("accept_loops_reduced", asked=loops, running=kept)
+            servers = servers[:kept]
+            break
     if settings.resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()
-    await server.start()
+    for server in servers:
+        await server.start()
     for name in ("", REFEREE_SERVICE):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    host = address.rsplit(":", 1)[0]
-    log.get_logger().info("server_started", address=f"{host}:{port}", tls=tls_cert is not None)
+    log.get_logger().info(
+        "server_started", address=f"{host}:{port}", tls=tls_cert is not None, accept_loops=loops
+    )
     return RunningServer(
-        server, service, port, f"{host}:{port}", tls_cert is not None, health_servicer, loopback
+        servers[0],
+        service,
+        port,
+        f"{host}:{port}",
+        tls_cert is not None,
+        health_servicer,
+        loopback,
+        tuple(servers[1:]),
     )
 
 
@@ -323,6 +388,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="connections held at once, at most (default: what the open-file limit allows)",
+    )
+    parser.add_argument(
+        "--accept-loops",
+        type=int,
+        default=DEFAULT_ACCEPT_LOOPS,
+        metavar="N",
+        help="gRPC servers sharing the port, each taking new streams: more welcome a burst of bots "
+        f"to a busy referee sooner (default {DEFAULT_ACCEPT_LOOPS}; fewer under a small --max-connections)",
     )
     parser.add_argument(
         "--gc-defaults",
@@ -409,6 +482,7 @@ def run_serve(args: argparse.Namespace) -> int:
             signing_key=args.signing_key,
             reflection_enabled=not args.no_reflection,
             max_connections=max_connections,
+            accept_loops=args.accept_loops,
         )
         asyncio.run(_serve(settings, args.http, tune=not args.gc_defaults))
     except (OSError, KeyFileError) as error:
