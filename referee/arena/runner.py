@@ -25,7 +25,7 @@ import random
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -312,8 +312,10 @@ class Arena:
         self.playing.pop(pair_id, None)
         self.placed.pop(pair_id, None)
         self.wake()  # its bots are free again (written below, before the round can run)
+        # Forfeits in a row are written with the pair's end: a kill in between loses no count.
+        forfeited = pair_forfeits(match, verdict)
         if failure or verdict is None:
-            self.store.void_pair(pair_id, failure)
+            counts = self.store.void_pair(pair_id, failure, forfeited)
             print(f"arena: pair {pair_id} {match.a} v {match.b} voided: {failure}", file=self.out, flush=True)
         else:
             ratings: tuple[RatingRow, ...] = ()
@@ -325,7 +327,7 @@ class Arena:
                 b = self.store.rating(match.b, match.leaderboard) or fresh(match.b, match.leaderboard)
                 update = rate_pair(finished, a, b)
                 ratings = (update.a, update.b)
-            self.store.finish_pair(pair_id, verdict.games, ratings)
+            counts = self.store.finish_pair(pair_id, verdict.games, ratings, forfeited)
             pair = self.store.pair(pair_id)
             print(
                 f"arena: pair {pair_id} {match.a} {pair.points_a} - {pair.points_b} {match.b}"
@@ -334,19 +336,17 @@ class Arena:
                 flush=True,
             )
         if verdict is not None:
-            self._after(match, verdict, failure)
+            self._after(match, verdict, failure, counts)
 
-    def _after(self, match: Match, verdict: PairVerdict, failure: str) -> None:
-        """Let a newcomer in or refuse it; pause a bot that forfeits pair after pair."""
+    def _after(self, match: Match, verdict: PairVerdict, failure: str, counts: Mapping[str, int]) -> None:
+        """Let a newcomer in or refuse it; pause a bot that forfeits pair after pair (`counts`:
+        its pairs in a row with a forfeit, as the store has them now)."""
         if match.validation:
             faults = verdict.faults.get(match.a, [])
             if faults:
                 self._set_state(match.a, BotState.REFUSED, "validation: " + "; ".join(faults))
             elif not failure:
                 self._set_state(match.a, BotState.ACTIVE, "")
-        # Pairs in a row with a forfeit, kept in the store: a restart does not wipe a bot's slate.
-        rated = [name for name in (match.a, match.b) if not (match.validation and name == match.a)]
-        counts = self.store.count_forfeits({name: name in verdict.forfeited for name in rated})
         for name, count in counts.items():
             if name in verdict.forfeited and count >= self.config.pause_after_forfeits:
                 why = "; ".join(verdict.faults.get(name, [])) or "forfeits"
@@ -476,6 +476,17 @@ def _entrant(bot: BotRow) -> Entrant:
     return Entrant(bot.name, bot.bot, command=bot.command, workdir=workdir if bot.command else None)
 
 
+def pair_forfeits(match: Match, verdict: PairVerdict | None) -> dict[str, bool]:
+    """Whether each bot forfeited in the pair, for its count of pairs in a row with a forfeit
+    (kept in the store, so that a restart does not wipe a bot's slate). A newcomer's validation
+    pair is judged by its own rule (refused on a fault), so it counts for its opponent only; a
+    pair with no verdict (cut off) counts for nobody."""
+    if verdict is None:
+        return {}
+    counted = [name for name in (match.a, match.b) if not (match.validation and name == match.a)]
+    return {name: name in verdict.forfeited for name in counted}
+
+
 def judge(match: Match, outcomes: Sequence[GameOutcome]) -> PairVerdict:
     """Each table's points and counts for both bots, and each bot's faults in words."""
     games: list[GameRow] = []
@@ -532,4 +543,4 @@ def _sum(counts: dict[int, dict[str, float]], seats: Sequence[int]) -> dict[str,
     return total
 
 
-__all__ = ["Arena", "PairVerdict", "judge"]
+__all__ = ["Arena", "PairVerdict", "judge", "pair_forfeits"]

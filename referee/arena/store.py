@@ -2,8 +2,9 @@
 or cut off, each pair's games, and the ratings with their history.
 
 What makes a SIGKILL harmless: a pair is written as `playing` when it starts and becomes
-`finished` (its games, its rating update and the bots' new ratings in the same transaction) or
-`voided`; an arena that starts finds the pairs it left `playing` and voids them with the reason.
+`finished` (its games, its rating update, the bots' new ratings and their forfeits in a row in
+the same transaction) or `voided` (with their forfeits in a row too, when its tables said any); an
+arena that starts finds the pairs it left `playing` and voids them with the reason.
 So no finished pair is lost and none is ever half rated. The schema's version is SQLite's
 `user_version`; each migration moves it up by one.
 """
@@ -330,18 +331,7 @@ class ArenaStore:
         """After a pair: each bot's pairs in a row with a forfeit, one more if it forfeited there,
         else none; the new counts."""
         with self.transaction() as db:
-            for name, did in forfeited.items():
-                db.execute(
-                    "UPDATE bots SET forfeits_in_a_row = CASE WHEN ? THEN forfeits_in_a_row + 1 ELSE 0 END"
-                    " WHERE name = ?",
-                    (int(did), name),
-                )
-            return {
-                name: int(
-                    db.execute("SELECT forfeits_in_a_row FROM bots WHERE name = ?", (name,)).fetchone()[0]
-                )
-                for name in forfeited
-            }
+            return _count_forfeits(db, forfeited)
 
     def update_hosted(self, name: str, *, bot: str = "", command: Sequence[str] = ()) -> bool:
         """A hosted bot's class or command as its config now says; a change makes a new version
@@ -368,12 +358,19 @@ class ArenaStore:
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-    def void_pair(self, pair_id: int, reason: str) -> None:
-        """A pair cut off: kept, with why, and never rated."""
-        self._db.execute(
-            "UPDATE pairs SET state = 'voided', reason = ?, ended_at = ? WHERE id = ? AND state = 'playing'",
-            (reason, self._wall(), pair_id),
-        )
+    def void_pair(
+        self, pair_id: int, reason: str, forfeited: Mapping[str, bool] | None = None
+    ) -> dict[str, int]:
+        """A pair cut off: kept, with why, and never rated; with `forfeited`, its bots' forfeits in
+        a row counted at once (as count_forfeits); their new counts (none if the pair had ended)."""
+        with self.transaction() as db:
+            cut = db.execute(
+                "UPDATE pairs SET state = 'voided', reason = ?, ended_at = ?"
+                " WHERE id = ? AND state = 'playing'",
+                (reason, self._wall(), pair_id),
+            )
+            # A pair that had already ended was counted then: not twice.
+            return _count_forfeits(db, forfeited or {}) if cut.rowcount else {}
 
     def void_interrupted(self) -> list[int]:
         """Void every pair left `playing` by an arena that stopped; their ids."""
@@ -390,8 +387,10 @@ class ArenaStore:
         pair_id: int,
         games: Sequence[GameRow],
         ratings: Sequence[RatingRow] = (),
-    ) -> None:
-        """A pair played to its end: its games, its totals and the bots' new ratings, at once."""
+        forfeited: Mapping[str, bool] | None = None,
+    ) -> dict[str, int]:
+        """A pair played to its end: its games, its totals, the bots' new ratings and (with
+        `forfeited`) their forfeits in a row, at once; the new counts of forfeits."""
         points_a = sum(g.points_a for g in games)
         points_b = sum(g.points_b for g in games)
         now = self._wall()
@@ -428,6 +427,7 @@ class ArenaStore:
                     "INSERT INTO rating_history VALUES (?, ?, ?, ?)",
                     (pair_id, rating.bot, rating.mu, rating.sigma),
                 )
+            return _count_forfeits(db, forfeited or {})
 
     def pair(self, pair_id: int) -> PairRow:
         """A pair by id."""
@@ -547,6 +547,21 @@ def _statements(script: str) -> Iterator[str]:
             buffer = ""
     if buffer.strip():
         raise ArenaStoreError("a migration ends in an incomplete statement")
+
+
+def _count_forfeits(db: sqlite3.Connection, forfeited: Mapping[str, bool]) -> dict[str, int]:
+    """Inside the caller's transaction: one more pair in a row with a forfeit for each bot that
+    forfeited, none for the others; the new counts."""
+    for name, did in forfeited.items():
+        db.execute(
+            "UPDATE bots SET forfeits_in_a_row = CASE WHEN ? THEN forfeits_in_a_row + 1 ELSE 0 END"
+            " WHERE name = ?",
+            (int(did), name),
+        )
+    return {
+        name: int(db.execute("SELECT forfeits_in_a_row FROM bots WHERE name = ?", (name,)).fetchone()[0])
+        for name in forfeited
+    }
 
 
 def _bot_row(row: Sequence[object]) -> BotRow:

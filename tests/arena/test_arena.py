@@ -260,10 +260,13 @@ def test_forfeits_in_a_row_pause_a_bot_even_across_restarts(tmp_path: Path) -> N
     forfeit = PairVerdict((), {"quitter": ["forfeited table 1: 10 violations"], "steady": []}, {"quitter"})
     clean = PairVerdict((), {"quitter": [], "steady": []}, set())
 
-    def pair_ends(verdict: PairVerdict) -> tuple[BotState, int, str]:
-        """A pair ends in an arena started afresh on the store (as after a restart)."""
+    def pair_ends(verdict: PairVerdict, failure: str = "") -> tuple[BotState, int, str]:
+        """A pair ends (finished, or voided on a `failure`) in an arena started afresh on the
+        store, as after a restart."""
         with contextlib.closing(ArenaStore(path)) as store:
-            Arena(config, store, io.StringIO())._after(match, verdict, "")
+            pair_id = store.start_pair(match.a, match.b, match.leaderboard, "seed", validation=False)
+            Arena(config, store, io.StringIO())._end(pair_id, match, verdict, failure)
+            assert store.pair(pair_id).state == ("voided" if failure else "finished")
             bot = store.bot("quitter")
             assert store.bot("steady").forfeits_in_a_row == 0
             return bot.state, bot.forfeits_in_a_row, bot.reason
@@ -271,6 +274,21 @@ def test_forfeits_in_a_row_pause_a_bot_even_across_restarts(tmp_path: Path) -> N
     assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
     assert pair_ends(clean) == (BotState.ACTIVE, 0, "")  # a pair without one starts the count again
     assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
-    state, count, reason = pair_ends(forfeit)
+    # Voided (its other table failed), the pair still counts the forfeit it saw.
+    state, count, reason = pair_ends(forfeit, "table 2: the referee failed")
     assert (state, count) == (BotState.PAUSED, 2)
     assert reason == "2 pairs in a row with a forfeit (forfeited table 1: 10 violations)"
+
+
+def test_a_newcomer_s_forfeit_in_its_validation_is_not_counted_its_opponent_s_is(tmp_path: Path) -> None:
+    with contextlib.closing(ArenaStore(tmp_path / "arena.sqlite")) as store:
+        store.add_bot("new", state=BotState.VALIDATING)
+        store.add_bot("house", bot="clients.random_bot:RandomBot", house=True, state=BotState.ACTIVE)
+        arena = Arena(config_in(tmp_path), store, io.StringIO())
+        both = PairVerdict(
+            (), {"new": ["forfeited table 1"], "house": ["forfeited table 2"]}, {"new", "house"}
+        )
+        pair_id = store.start_pair("new", "house", "remote", "seed", validation=True)
+        arena._end(pair_id, Match("new", "house", "remote", validation=True), both, "")
+        assert (store.bot("new").state, store.bot("new").forfeits_in_a_row) == (BotState.REFUSED, 0)
+        assert store.bot("house").forfeits_in_a_row == 1

@@ -113,6 +113,58 @@ def test_a_schema_1_store_keeps_its_games_and_learns_where_new_ones_were_played(
     store.close()
 
 
+def test_a_schema_2_store_keeps_its_bots_and_starts_their_forfeits_at_none(tmp_path: Path) -> None:
+    from referee.arena.store import MIGRATIONS, _statements
+
+    path = tmp_path / "arena.sqlite"
+    with sqlite3.connect(path) as db:  # a store as schema 2 left it: a paused bot, a game on a Ray host
+        for version in (1, 2):
+            for statement in _statements(MIGRATIONS[version]):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 2")
+        db.execute(
+            "INSERT INTO bots (name, kind, key_hash, key_set_at, state, reason, created_at)"
+            " VALUES ('a', 'remote', 'h', 0, 'paused', 'forfeits', 0),"
+            " ('b', 'hosted', 'h2', 0, 'active', '', 1)"
+        )
+        db.execute(
+            "INSERT INTO pairs (id, bot_a, bot_b, leaderboard, seed, state, started_at, finished_seq)"
+            " VALUES (1, 'a', 'b', 'remote', 's', 'finished', 0, 1)"
+        )
+        db.execute("INSERT INTO games VALUES (1, 0, 'm0', 0, 10, 90, 'played_out', '', '{}', '{}', 'n/1/0')")
+    store = ArenaStore(path)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    a = store.bot("a")
+    assert (a.state, a.reason, a.forfeits_in_a_row) == (BotState.PAUSED, "forfeits", 0)
+    assert [g.host for g in store.games(1)] == ["n/1/0"]
+    assert store.count_forfeits({"a": True, "b": False}) == {"a": 1, "b": 0}
+    store.close()
+
+
+def test_forfeits_in_a_row_are_written_with_the_pair_s_end_or_not_at_all(store: ArenaStore) -> None:
+    for name in ("a", "b"):
+        store.add_bot(name, bot="m:C", state=BotState.ACTIVE)
+    done = store.start_pair("a", "b", "hosted", "s1", validation=False)
+    counts = store.finish_pair(done, [game(0, 0, 200), game(1, 100, 100)], forfeited={"a": True, "b": False})
+    assert counts == {"a": 1, "b": 0} and store.bot("a").forfeits_in_a_row == 1
+    # A finish that fails part way counts nothing either.
+    broken = store.start_pair("a", "b", "hosted", "s2", validation=False)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.finish_pair(broken, [game(0, 1, 1), game(0, 2, 2)], forfeited={"a": True, "b": True})
+    assert (store.bot("a").forfeits_in_a_row, store.bot("b").forfeits_in_a_row) == (1, 0)
+    # A voided pair counts too (a table forfeited, the other cut off), but only the once.
+    cut = store.start_pair("a", "b", "hosted", "s3", validation=False)
+    assert store.void_pair(cut, "a table failed", {"a": True, "b": True}) == {"a": 2, "b": 1}
+    assert store.void_pair(cut, "again", {"a": True, "b": True}) == {}
+    assert (store.bot("a").forfeits_in_a_row, store.bot("b").forfeits_in_a_row) == (2, 1)
+    assert store.pair(cut).reason == "a table failed"
+    # Without a verdict (the arena stopping), nobody's count moves.
+    stopped = store.start_pair("a", "b", "hosted", "s4", validation=False)
+    assert store.void_pair(stopped, "the arena was stopped") == {}
+    assert store.bot("a").forfeits_in_a_row == 2
+
+
 def test_forfeits_in_a_row_are_counted_reset_and_kept(tmp_path: Path) -> None:
     path = tmp_path / "arena.sqlite"
     store = ArenaStore(path)
