@@ -215,7 +215,9 @@ class Arena:
 
     def _slots(self, bot: BotRow) -> int:
         """The pairs a bot may play at once: a remote bot as many as the games it offered allow,
-        a hosted bot one (its processes are the arena's to share)."""
+        a hosted bot one. A hosted bot's seats share its worker processes and their CPU-seconds
+        and memory limits (tournament/bots.py): more pairs at once would spend that budget faster,
+        and a bot killed for it forfeits, and is paused for the arena's choice, not its own."""
         return 1 if bot.hosted else self.lobby.pairs(bot.name)
 
     def _candidate(self, bot: BotRow, busy: Counter[str]) -> Candidate:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from clients.arena import play_in_arena, referee_address
 from clients.heuristic_bot import HeuristicBot
 from clients.random_bot import RandomBot
+from referee.arena.lobby import Presence
 from referee.arena.matchmaker import Match
 from referee.arena.runner import Arena
 from referee.arena.store import ArenaStore, BotState
@@ -219,3 +221,30 @@ def test_a_seat_on_a_referee_that_listens_everywhere_is_reached_by_the_arena_s_h
     assert referee_address("0.0.0.0:5000", "arena.example:5000") == "arena.example:5000"
     assert referee_address("[::]:5000", "10.0.0.2:5000") == "10.0.0.2:5000"
     assert referee_address("ref.example:7000", "arena.example:5000") == "ref.example:7000"
+
+
+def test_a_bot_is_ready_while_it_holds_fewer_pairs_than_its_games_allow(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    store = ArenaStore(config.store)
+    for name in ("many", "one", "x", "y"):
+        store.add_bot(name, state=BotState.ACTIVE)
+    store.add_bot("new")  # validating
+    store.add_bot("hosted1", bot="clients.random_bot:RandomBot", state=BotState.ACTIVE)
+    arena = Arena(config, store, io.StringIO())
+    for name, games in (("many", 6), ("one", 2), ("new", 8)):
+        arena.lobby.present[name] = Presence(name, games, "1")
+    arena.admitted["hosted1"] = store.bot("hosted1").version
+
+    def free_slots() -> dict[str, int]:
+        busy = Counter(name for pair in arena.playing.values() for name in pair)
+        bots = [bot for bot in store.bots() if arena._ready(bot, busy)]
+        return {bot.name: arena._candidate(bot, busy).slots for bot in bots}
+
+    assert free_slots() == {"many": 3, "one": 1, "new": 4, "hosted1": 1}
+    arena.playing = {1: ("many", "x"), 2: ("many", "y"), 3: ("new", "hosted1")}
+    # Two pairs held of three: one more; a newcomer on its validation pair waits for its end,
+    # and a hosted bot plays one pair at a time.
+    assert free_slots() == {"many": 1, "one": 1}
+    arena.playing[4] = ("many", "one")
+    assert free_slots() == {}
+    store.close()

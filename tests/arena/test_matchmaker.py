@@ -120,3 +120,24 @@ def test_a_bot_with_three_slots_meets_three_opponents_and_each_once() -> None:
     # One slot: one pair, as before.
     one = [dataclasses.replace(ready[0], slots=1), *ready[1:]]
     assert sum("many" in (m.a, m.b) for m in choose(one, {}, random.Random(1), 10)) == 1
+
+
+def test_a_validating_bot_plays_its_one_validation_pair_whatever_its_slots() -> None:
+    # A newcomer that offers many games, house bots to meet, and a ladder bot with room for two.
+    ready = [
+        Candidate("new", "remote", 25.0, 0, validating=True, slots=4),
+        Candidate("house1", "hosted", 25.0, 10, house=True),
+        Candidate("house2", "hosted", 25.0, 10, house=True),
+        Candidate("wide", "remote", 25.0, 3, slots=2),
+        Candidate("narrow", "remote", 24.0, 3),
+    ]
+    for seed in range(20):
+        matches = choose(ready, {}, random.Random(seed), 10)
+        with_new = [m for m in matches if "new" in (m.a, m.b)]
+        assert len(with_new) == 1 and with_new[0].validation and with_new[0].a == "new"
+        assert with_new[0].b in ("house1", "house2")
+        # The ladder goes on beside it: "wide" meets "narrow" once (never twice in one call).
+        assert [(m.a, m.b) for m in matches if not m.validation] in (
+            [("wide", "narrow")],
+            [("narrow", "wide")],
+        )
