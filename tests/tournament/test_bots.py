@@ -9,6 +9,7 @@ forfeits after two timeouts of 3 s, so each test is over in seconds, not minutes
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -59,8 +60,8 @@ async def referee() -> AsyncIterator[RunningServer]:
         await running.stop(0)
 
 
-def new_game(running: RunningServer, seed: str) -> tuple[Table, list[str]]:
-    return running.service.create_match(rules_json=ONE_DEAL, clock=CLOCK, seed=seed, match_id=seed)
+def new_game(running: RunningServer, seed: str, clock: ClockSettings = CLOCK) -> tuple[Table, list[str]]:
+    return running.service.create_match(rules_json=ONE_DEAL, clock=clock, seed=seed, match_id=seed)
 
 
 async def random_bot(running: RunningServer, token: str) -> MatchResult:
@@ -196,13 +197,16 @@ def test_a_seats_log_is_capped_and_its_process_group_is_ended_with_its_game(tmp_
     assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
-def _limited_games(tmp_path: Path, entrant: Entrant) -> tuple[dict[int, str], dict[int, str], Table, Table]:
-    """Game a: the entrant at seat 0 (where command_bot grabs), b: the entrant at seat 2 (plays)."""
+def _limited_games(
+    tmp_path: Path, entrant: Entrant, clock_a: ClockSettings = CLOCK
+) -> tuple[dict[int, str], dict[int, str], Table, Table]:
+    """Game a (on `clock_a`): the entrant at seat 0 (where command_bot grabs), b: the entrant at
+    seat 2 (plays)."""
 
     async def scenario() -> tuple[dict[int, str], dict[int, str], Table, Table]:
         async with referee() as running:
             processes = EntrantProcesses(entrant, f"127.0.0.1:{running.port}", tmp_path / "logs")
-            games = [new_game(running, "a"), new_game(running, "b")]
+            games = [new_game(running, "a", clock_a), new_game(running, "b")]
             others = []
             for (_, tokens), match_id, ours in zip(games, "ab", (0, 2), strict=True):
                 for seat, token in enumerate(tokens):
@@ -233,7 +237,13 @@ def test_a_bot_over_its_cpu_time_is_stopped_and_named_while_its_other_game_goes_
     # 3 s: the bot that plays its game must stay under it on a loaded machine (CI saw one go
     # past 1 s: starting Python and the SDK costs most of a second of CPU there).
     spinner = Entrant("spin", command=python_command("spin"), workdir=tmp_path, cpu_seconds=3)
-    ended_a, ended_b, a, b = _limited_games(tmp_path, spinner)
+    # The spinner's decision must not run out before its CPU does: on a loaded machine it gets a
+    # small share of a core, and with 3 s a decision its game once forfeited on timeouts after 8.5 s
+    # of the clock, the spinner still under 3 s of CPU and so never stopped by its limit. With 30 s
+    # for its one decision it needs a tenth of a core to meet its limit first; that one timeout
+    # and the bomb window after it (1 s) then forfeit the game, rather than two more of 30 s each.
+    patient = dataclasses.replace(CLOCK, decision_ms=30_000, max_violations=1)
+    ended_a, ended_b, a, b = _limited_games(tmp_path, spinner, patient)
     assert ended_a == {0: "CPU limit of 3 s exceeded (SIGXCPU)"}
     assert a.result is not None and a.result.forfeit and a.result.forfeiting_team == 0
     assert ended_b == {} and b.result is not None and not b.result.forfeit
