@@ -20,6 +20,7 @@ from clients.bot import (
 )
 from clients.local import play_match
 from clients.random_bot import RandomBot
+from referee import log
 from referee.rules import (
     OFFICIAL,
     Action,
@@ -64,6 +65,9 @@ class CountingBot(RandomBot):
 @pytest.mark.parametrize("players", [4, 6])
 def test_a_broken_bot_never_breaks_a_match(players: int) -> None:
     bots: list[Bot] = [BrokenBot() if s % 2 == 0 else RandomBot() for s in range(players)]
+    # The warnings are what this test reads: at INFO, whatever level code run before it in this
+    # worker left behind (capture_logs swaps the processors, not the level's filter).
+    log.configure(json=True, level="INFO", force=True)
     with capture_logs() as logs:
         # apply() raises on anything illegal, so finishing proves every answer sent was legal.
         outcome = play_match(bots, seed=3, max_rounds=3)
