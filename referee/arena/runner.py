@@ -98,13 +98,16 @@ class Arena:
             capacity=2 * self.config.concurrency,
             services=((LOBBY_SERVICE, self.lobby.register),),
         )
+        if self.config.ray:
+            # Before the referee: a local cluster's nodes are forked from this process, and a fork
+            # of a process whose gRPC threads are busy can hang before it runs the node (Ray's
+            # preexec_fn runs in the child).
+            await self._start_fleet()
         try:
             address = await self.host.start()
         except HostError:
             self.host = None
             raise
-        if self.config.ray:
-            await self._start_fleet()
         await self._admit_new()
         return address
 

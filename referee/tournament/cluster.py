@@ -62,14 +62,17 @@ NO_RAY_TOKEN = (
 # and loopback for every socket (on Linux, Ray would otherwise advertise the machine's address
 # and listen on all interfaces).
 _LOCAL_ENVIRONMENT = {"RAY_AUTH_MODE": "token", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-# How long the head waits for its GCS to bind its port: Ray's 30 s is missed on a loaded 2-core
-# machine (a CI run saw it), and a local cluster has no better thing to do than wait. Set only
-# while the head starts: a process that joins later (and Ray's other waits) keep Ray's own.
-GCS_PORT_WAIT_S = "300"
-# Ray's wait for a node's raylet to register is fixed (30 s): a node that misses it is started
-# again, this many times in all.
+# How long the head waits for its GCS to bind its port, per attempt. Over 300 local starts on a
+# loaded 2-core machine the GCS wrote its port at most 0.53 s after it opened its log; the starts
+# that missed Ray's 30 s (three CI runs) had no GCS log at all: the child never reached exec (a fork
+# of a process full of gRPC threads, Ray's preexec_fn run in it). Waiting longer only delays the
+# retry below, so each attempt waits a minute. Set only while the head starts: a process that joins
+# later (and Ray's other waits) keep Ray's own.
+GCS_PORT_WAIT_S = "60"
+# A node that did not start (its raylet missed Ray's fixed 30 s to register, or the head's GCS never
+# wrote its port) is started again, this many times in all.
 NODE_START_ATTEMPTS = 3
-NODE_START_TIMEOUT = "timed out during startup"
+NODE_START_FAILURES = ("timed out during startup", "Timed out waiting for file")
 GCS_PORT_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"  # Ray's own spelling
 
 
@@ -125,15 +128,16 @@ def _reload_ray_settings() -> None:
 
 
 def _retrying_start(start: Callable[[], T]) -> T:
-    """Start a node of a local cluster, again after Ray's fixed 30 s wait for its raylet to
-    register ran out (a loaded 2-core machine: CI runs saw it): the half-started node's processes,
-    this process's children since the attempt began, are ended first."""
+    """Start a node of a local cluster, again after one of Ray's waits for its processes ran out
+    (NODE_START_FAILURES: a loaded 2-core machine, CI runs saw both): the half-started node's
+    processes, this process's children since the attempt began, are ended first."""
     for attempt in range(1, NODE_START_ATTEMPTS + 1):
         before = _children()
         try:
             return start()
         except Exception as error:
-            if NODE_START_TIMEOUT not in str(error) or attempt == NODE_START_ATTEMPTS:
+            retryable = any(failure in str(error) for failure in NODE_START_FAILURES)
+            if not retryable or attempt == NODE_START_ATTEMPTS:
                 raise
             for pid in _children() - before:
                 with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -12,12 +12,16 @@ import asyncio
 import io
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from referee.tournament import cluster
 from referee.tournament.cluster import LocalCluster, RayFleet, RayTarget, parse_ray_target
 from referee.tournament.config import TournamentConfig, parse_config
 from referee.tournament.host import GameOrder, Host, RemoteSeat
@@ -93,6 +97,37 @@ def test_parse_ray_target() -> None:
     for wrong in ("local:0", "local:x", "10.0.0.5", ""):
         with pytest.raises(ValueError, match="--ray"):
             parse_ray_target(wrong)
+
+
+def test_a_node_whose_start_hung_is_killed_and_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head whose GCS never wrote its port (the child stuck before exec: three CI runs, no GCS
+    log) is retried; what the failed attempt left running is killed first."""
+    monkeypatch.setattr(cluster.time, "sleep", lambda seconds: None)
+    stuck: list[subprocess.Popen[bytes]] = []
+    gcs_missed = "Timed out waiting for file /tmp/ray/session_x/gcs_server_port_0123abcd"
+
+    def start() -> str:
+        if not stuck:
+            stuck.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]))
+            raise RuntimeError(gcs_missed)
+        return "node"
+
+    assert cluster._retrying_start(start) == "node"
+    assert stuck[0].wait(timeout=60) == -signal.SIGKILL
+
+    calls: list[str] = []
+
+    def never(message: str) -> Any:
+        calls.append(message)
+        raise RuntimeError(message)
+
+    with pytest.raises(RuntimeError, match="gcs_server_port"):
+        cluster._retrying_start(lambda: never(gcs_missed))
+    assert len(calls) == cluster.NODE_START_ATTEMPTS
+    calls.clear()
+    with pytest.raises(RuntimeError, match="another failure"):
+        cluster._retrying_start(lambda: never("another failure"))
+    assert len(calls) == 1  # not a start that timed out: no second attempt
 
 
 def test_ray_local_two_nodes_stores_the_scores_of_one_process(
