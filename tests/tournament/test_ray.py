@@ -102,7 +102,7 @@ def test_parse_ray_target() -> None:
 def test_a_node_whose_start_hung_is_killed_and_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A head whose GCS never wrote its port (the child stuck before exec: three CI runs, no GCS
     log) is retried; what the failed attempt left running is killed first."""
-    monkeypatch.setattr(cluster.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr("referee.tournament.cluster.time.sleep", lambda seconds: None)
     stuck: list[subprocess.Popen[bytes]] = []
     gcs_missed = "Timed out waiting for file /tmp/ray/session_x/gcs_server_port_0123abcd"
 
