@@ -117,14 +117,22 @@ def _play_pair(work: tuple[str, str, str, int]) -> PoolPair:
     return PoolPair(game(x, y, seed, deals), (x_points, y_points))
 
 
+def _facing(pool: Pool, a: str, b: str) -> tuple[list[PoolPair], bool]:
+    """The pool's pairs between `a` and `b`, and whether they are kept from `b`'s side."""
+    return (pool[(a, b)], False) if (a, b) in pool else (pool[(b, a)], True)
+
+
+def _turned(pair: PoolPair, flipped: bool) -> PoolPair:
+    """`pair` from the other bot's side when `flipped`."""
+    return PoolPair(_swap(pair.y_first), _swap(pair.x_first)) if flipped else pair
+
+
 def draw(pool: Pool, a: str, b: str, rng: random.Random) -> tuple[tuple[int, int], tuple[int, int]]:
     """A seed's two tables between `a` and `b`, each as (a's points, b's points): first where `a`
     sat at seats 0 and 2, then where `b` did."""
-    if (a, b) in pool:
-        pair = rng.choice(pool[(a, b)])
-        return pair.x_first, pair.y_first
-    pair = rng.choice(pool[(b, a)])
-    return _swap(pair.y_first), _swap(pair.x_first)
+    pairs, flipped = _facing(pool, a, b)
+    pair = _turned(rng.choice(pairs), flipped)
+    return pair.x_first, pair.y_first
 
 
 def _swap(points: tuple[int, int]) -> tuple[int, int]:
@@ -180,12 +188,11 @@ def true_order(pool: Pool) -> tuple[list[str], dict[str, tuple[int, int]], list[
 
 def head_to_head(pool: Pool, a: str, b: str) -> Step:
     """`a` against `b` over the pool's pairs."""
-    pairs = (
-        pool[(a, b)]
-        if (a, b) in pool
-        else [PoolPair(_swap(p.y_first), _swap(p.x_first)) for p in pool[(b, a)]]
-    )
-    margins = [p.x_first[0] + p.y_first[0] - p.x_first[1] - p.y_first[1] for p in pairs]
+    pairs, flipped = _facing(pool, a, b)
+    margins = [
+        p.x_first[0] + p.y_first[0] - p.x_first[1] - p.y_first[1]
+        for p in (_turned(pair, flipped) for pair in pairs)
+    ]
     error = statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else math.inf
     return Step(
         a, b, sum(m > 0 for m in margins), sum(m < 0 for m in margins), statistics.fmean(margins), error

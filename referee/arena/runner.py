@@ -209,19 +209,20 @@ class Arena:
 
     def _ready(self, bot: BotRow, busy: Counter[str]) -> bool:
         """Allowed to play, here, and with a free slot: a hosted bot's processes run its current
-        version; a remote bot is in the lobby. A bot still validating plays its one pair first."""
+        version; a remote bot is in the lobby."""
         playable = bot.state in (BotState.ACTIVE, BotState.VALIDATING)
         here = self.admitted.get(bot.name) == bot.version if bot.hosted else bot.name in self.lobby.present
-        if bot.state is BotState.VALIDATING and busy[bot.name]:
-            return False
         return playable and here and busy[bot.name] < self._slots(bot)
 
     def _slots(self, bot: BotRow) -> int:
-        """The pairs a bot may play at once: a remote bot as many as the games it offered allow,
-        a hosted bot one. A hosted bot's seats share its worker processes and their CPU-seconds
-        and memory limits (tournament/bots.py): more pairs at once would spend that budget faster,
-        and a bot killed for it forfeits, and is paused for the arena's choice, not its own."""
-        return 1 if bot.hosted else self.lobby.pairs(bot.name)
+        """The pairs a bot may play at once: one while it validates (its one validation pair
+        first); a remote bot as many as the games it offered allow; a hosted bot one. A hosted
+        bot's seats share its worker processes and their CPU-seconds and memory limits
+        (tournament/bots.py): more pairs at once would spend that budget faster, and a bot killed
+        for it forfeits, and is paused for the arena's choice, not its own."""
+        if bot.state is BotState.VALIDATING or bot.hosted:
+            return 1
+        return self.lobby.pairs(bot.name)
 
     def _candidate(self, bot: BotRow, busy: Counter[str]) -> Candidate:
         board = self.config.leaderboard(bot.kind)

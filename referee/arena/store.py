@@ -327,12 +327,6 @@ class ArenaStore:
         self.bot(name)
         self._db.execute("UPDATE bots SET state = ?, reason = ? WHERE name = ?", (state.value, reason, name))
 
-    def count_forfeits(self, forfeited: Mapping[str, bool]) -> dict[str, int]:
-        """After a pair: each bot's pairs in a row with a forfeit, one more if it forfeited there,
-        else none; the new counts."""
-        with self.transaction() as db:
-            return _count_forfeits(db, forfeited)
-
     def update_hosted(self, name: str, *, bot: str = "", command: Sequence[str] = ()) -> bool:
         """A hosted bot's class or command as its config now says; a change makes a new version
         (to validate again, unless the arena trusts it: a house bot). Whether it changed."""
@@ -362,7 +356,7 @@ class ArenaStore:
         self, pair_id: int, reason: str, forfeited: Mapping[str, bool] | None = None
     ) -> dict[str, int]:
         """A pair cut off: kept, with why, and never rated; with `forfeited`, its bots' forfeits in
-        a row counted at once (as count_forfeits); their new counts (none if the pair had ended)."""
+        a row counted at once (as finish_pair does); their new counts (none if the pair had ended)."""
         with self.transaction() as db:
             cut = db.execute(
                 "UPDATE pairs SET state = 'voided', reason = ?, ended_at = ?"

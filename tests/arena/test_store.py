@@ -138,8 +138,13 @@ def test_a_schema_2_store_keeps_its_bots_and_starts_their_forfeits_at_none(tmp_p
     a = store.bot("a")
     assert (a.state, a.reason, a.forfeits_in_a_row) == (BotState.PAUSED, "forfeits", 0)
     assert [g.host for g in store.games(1)] == ["n/1/0"]
-    assert store.count_forfeits({"a": True, "b": False}) == {"a": 1, "b": 0}
+    assert voided_with_forfeits(store, {"a": True, "b": False}) == {"a": 1, "b": 0}
     store.close()
+
+
+def voided_with_forfeits(store: ArenaStore, forfeited: dict[str, bool]) -> dict[str, int]:
+    """A pair of `a` and `b` cut off with these forfeits: the bots' new counts in a row."""
+    return store.void_pair(store.start_pair("a", "b", "hosted", "s", validation=False), "cut", forfeited)
 
 
 def test_forfeits_in_a_row_are_written_with_the_pair_s_end_or_not_at_all(store: ArenaStore) -> None:
@@ -170,12 +175,12 @@ def test_forfeits_in_a_row_are_counted_reset_and_kept(tmp_path: Path) -> None:
     store = ArenaStore(path)
     store.add_bot("a")
     store.add_bot("b")
-    assert store.count_forfeits({"a": True, "b": False}) == {"a": 1, "b": 0}
-    assert store.count_forfeits({"a": True, "b": True}) == {"a": 2, "b": 1}
+    assert voided_with_forfeits(store, {"a": True, "b": False}) == {"a": 1, "b": 0}
+    assert voided_with_forfeits(store, {"a": True, "b": True}) == {"a": 2, "b": 1}
     store.close()
     store = ArenaStore(path)  # a restart reads them back
     assert (store.bot("a").forfeits_in_a_row, store.bot("b").forfeits_in_a_row) == (2, 1)
-    assert store.count_forfeits({"b": False}) == {"b": 0}
+    assert voided_with_forfeits(store, {"b": False}) == {"b": 0}
     assert store.bot("a").forfeits_in_a_row == 2  # a bot not in the pair keeps its count
     store.close()
 
