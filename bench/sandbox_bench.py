@@ -21,7 +21,6 @@ import asyncio
 import dataclasses
 import io
 import os
-import resource
 import secrets
 import subprocess
 import sys
@@ -34,6 +33,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # its sibling cpu_meter, as `python bench/...` finds it
+
+from cpu_meter import CpuMeter  # noqa: E402
 
 from referee.sandbox import Sandbox, SandboxUnavailableError, check_available, launch  # noqa: E402
 from referee.server.serve import start_server  # noqa: E402
@@ -65,45 +67,6 @@ name = "b"
 bot = "clients.random_bot:RandomBot"
 {seat}
 """
-
-
-class CpuMeter:
-    """CPU time of this process and everything it starts. A sandboxed bot is not a child this
-    process reaps (it runs under bwrap's namespace init, and is killed with its namespace), so
-    getrusage misses it: where a cgroup v1 cpuacct hierarchy is writable, this process moves into
-    a cgroup of its own first, whose usage counts every descendant, the bots' own cgroups (made
-    inside it) included."""
-
-    def __init__(self) -> None:
-        self.usage: Path | None = None
-        own = next(
-            (line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
-             if "cpuacct" in line.split(":", 2)[1].split(",")),
-            None,
-        )  # fmt: skip
-        root = Path("/sys/fs/cgroup/cpuacct")
-        if own is None or not root.is_dir():
-            return
-        folder = root / own.lstrip("/") / f"tichu-sandbox-bench-{os.getpid()}"
-        try:
-            folder.mkdir(exist_ok=True)
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
-        except OSError:
-            return
-        self.usage = folder / "cpuacct.usage"
-
-    @property
-    def source(self) -> str:
-        """What the figures count."""
-        return "a cgroup's cpuacct.usage" if self.usage else "getrusage (sandboxed bots are missed)"
-
-    def seconds(self) -> float:
-        """CPU seconds so far."""
-        if self.usage is not None:
-            return int(self.usage.read_text()) / 1e9
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def play(meter: CpuMeter, games: int, per_seat: bool, sandbox: bool) -> tuple[float, float]:

@@ -8,11 +8,13 @@ early stopping off, so every hand is played) into a temporary folder, runs it ex
 prints the figures and the command that reproduces them. `--keep DIR` keeps the config, the
 SQLite results, the replays and the standings in DIR.
 
-CPU per hand is the whole tournament's CPU time (user + system, from getrusage) over the hands
-played: this process (the referee, the runner, the store) and the bot worker processes. The
-runner waits for every worker it started before it returns (it closes their input, then kills
-the ones still running after bots.WORKER_STOP_S), so their CPU time is in RUSAGE_CHILDREN by then;
-the bench checks that no child process is left, and says so if one is.
+CPU per hand is the whole tournament's CPU time (user + system) over the hands played: this
+process (the referee, the runner, the store; getrusage) and the bot worker processes (the rest of
+the process tree's, from bench/cpu_meter.py: a cgroup's cpuacct.usage where one is writable, since
+a worker in the sandbox runs under bwrap's namespace init and its CPU never reaches this
+process's RUSAGE_CHILDREN; else getrusage, and the bench says that the workers are missed). The
+runner stops every worker it started before it returns; the bench checks that no child process
+is left, and says so if one is.
 
 It also prints the messages per hand by kind (the referee's service counts every write and
 every message inside a Bundle), the CPU per hand when the same bots play the same games' deals
@@ -46,8 +48,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))  # its sibling cpu_meter, as `python bench/...` finds it
 
-from clients.loading import load_bot  # noqa: E402 (after the path is set)
+from cpu_meter import CpuMeter  # noqa: E402 (after the path is set)
+
+from clients.loading import load_bot  # noqa: E402
 from clients.local import play_match  # noqa: E402
 from referee.match.proof import match_seed  # noqa: E402
 from referee.server.codec import config_from_proto  # noqa: E402
@@ -121,11 +126,11 @@ stop_early = false
     return path
 
 
-def cpu_s() -> tuple[float, float]:
-    """CPU seconds so far of this process, and of its child processes that ended and were waited for."""
+def cpu_s(meter: CpuMeter) -> tuple[float, float]:
+    """CPU seconds so far of this process, and of everything it started (the meter's tree)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    own_s = own.ru_utime + own.ru_stime
+    return own_s, meter.seconds() - own_s
 
 
 def children_left() -> bool:
@@ -179,9 +184,9 @@ class Run:
         return (self.referee_cpu_s + self.workers_cpu_s) * 1000 / max(self.hands, 1)
 
 
-def play(config: TournamentConfig, out: io.StringIO) -> tuple[int, Run, list[GameRow]]:
+def play(config: TournamentConfig, out: io.StringIO, meter: CpuMeter) -> tuple[int, Run, list[GameRow]]:
     """Run the tournament exactly as `tichu tournament run` does; its exit code, figures and rows."""
-    cpu_before = cpu_s()
+    cpu_before = cpu_s(meter)
     started = time.monotonic()
     tournament = Tournament(config, out, live=False)
     try:
@@ -191,7 +196,8 @@ def play(config: TournamentConfig, out: io.StringIO) -> tuple[int, Run, list[Gam
     finally:
         tournament.close()
     wall_s = time.monotonic() - started
-    referee_cpu_s, workers_cpu_s = (after - before for after, before in zip(cpu_s(), cpu_before, strict=True))
+    (referee_after, workers_after), (referee_before, workers_before) = cpu_s(meter), cpu_before
+    referee_cpu_s, workers_cpu_s = referee_after - referee_before, workers_after - workers_before
     unwaited = children_left()
     store = Store(config.database)
     rows = store.games()
@@ -301,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         options[key] = value == "1"
     if options and args.against:
         parser.error("--against runs the other checkout's own sample bots: give it without --bot-option")
+    meter = CpuMeter()  # before any worker starts: their processes (and cgroups) are made inside it
     with (
         tempfile.TemporaryDirectory(prefix="tichu-tournament-bench-") as scratch,
         contextlib.ExitStack() as restore,
@@ -327,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         ours_again: list[Run] = []
         with contextlib.ExitStack() as stack:
             tree = stack.enter_context(checkout(args.against)) if args.against else None
-            code, run, rows = play(config, log)
+            code, run, rows = play(config, log, meter)
             if tree is not None:
                 theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
                 theirs.append(run_elsewhere(tree, args.hands, args.concurrency, args.seed))
@@ -335,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                 again = load_config(
                     write_config(folder / "again", args.hands, args.concurrency, args.seed, bots)
                 )
-                ours_again.append(play(again, io.StringIO())[1])
+                ours_again.append(play(again, io.StringIO(), meter)[1])
         standings = stored_standings(config, rows)
         hands = run.hands
         print(f"Tournament bench: {len(BOTS)} sample bots, round robin, duplicate, tournament preset")
@@ -353,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         if run.unwaited:
             print("  (a worker process had not been waited for: its CPU time is missing above)")
+        if meter.usage is None and config.sandbox:
+            print("  (no writable cpuacct cgroup: the sandboxed workers' CPU is missing above)")
+        print(f"               CPU from {meter.source}")
         traffic = run.traffic
         print(
             f"  messages     per hand, all seats: {traffic.writes / max(hands, 1):.1f} writes to the bots "
