@@ -9,7 +9,8 @@ bubblewrap (`bwrap`, the sandbox Flatpak uses) with:
 - its own IPC and UTS namespaces, and its own user namespace where it runs as an unprivileged
   user (`nobody`) when the machine allows user namespaces;
 - its own network namespace with no interface but loopback: the one way out is the referee's
-  Unix socket, bound in at SOCKET_INSIDE (bots connect to ADDRESS_INSIDE);
+  Unix socket, bound in at SOCKET_INSIDE (bots connect to ADDRESS_INSIDE), and the sockets beside
+  it when the referee has more than one (`Sandbox.sockets`);
 - a read-only view of the system (/usr, the libraries, a few files of /etc), of the Python that
   runs the SDK and of the bot's own folder; a private, empty /tmp (also its HOME);
 - none of the referee's files: the folders and files named `hidden` (the store, replays, logs,
@@ -89,6 +90,11 @@ class SandboxUnavailableError(RuntimeError):
     """bubblewrap is missing or cannot make namespaces here: say what to install."""
 
 
+def socket_paths(first: Path, count: int) -> list[Path]:
+    """`first` and the `count - 1` sockets beside it (`referee.sock`, `referee.sock.1`, ...)."""
+    return [first, *(first.with_name(f"{first.name}.{i}") for i in range(1, count))]
+
+
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     """The walls around the bot processes of one referee: what they may read and where they reach it."""
@@ -96,6 +102,18 @@ class Sandbox:
     socket: Path  # the referee's Unix socket, outside the sandbox
     readable: tuple[Path, ...] = ()  # beside the system, the Python and the SDK: read-only
     hidden: tuple[Path, ...] = ()  # the referee's files: masked wherever a readable folder holds them
+    # The referee's Unix sockets, `socket` and those beside it (socket_paths), each served by its
+    # own accept loop: a loop serves its connections' streams one call at a time, so the bots'
+    # seats spread over them (tournament/bots.py) as TCP connections spread over the port's loops.
+    sockets: int = 1
+
+    def socket_paths(self) -> list[Path]:
+        """The referee's Unix sockets outside the sandbox."""
+        return socket_paths(self.socket, self.sockets)
+
+    def addresses_inside(self) -> list[str]:
+        """Where the bots reach those sockets: ADDRESS_INSIDE first."""
+        return [f"unix:{path}" for path in socket_paths(Path(SOCKET_INSIDE), self.sockets)]
 
     @contextlib.contextmanager
     def launch(self, argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> Iterator[Launch]:
@@ -143,7 +161,10 @@ class Sandbox:
                     if private.is_dir()
                     else ["--ro-bind", "/dev/null", str(private)]
                 )
-        args += ["--dir", str(Path(SOCKET_INSIDE).parent), "--bind", str(self.socket), SOCKET_INSIDE]
+        args += ["--dir", str(Path(SOCKET_INSIDE).parent)]
+        inside = socket_paths(Path(SOCKET_INSIDE), self.sockets)
+        for outside, within in zip(self.socket_paths(), inside, strict=True):
+            args += ["--bind", str(outside), str(within)]
         args += ["--chdir", str(cwd.resolve()), "--clearenv"]
         for name, value in env.items():
             args += ["--setenv", name, value]

@@ -187,6 +187,8 @@ class ServerSettings:
     hello_timeout_s: float = HELLO_TIMEOUT_S
     plaintext_loopback: bool = False
     unix_socket: Path | None = None
+    # More Unix sockets, each served by the next accept loop (a sandbox's: referee.sandbox).
+    more_unix_sockets: tuple[Path, ...] = ()
     max_connections: int | None = None
     # grpc.aio servers on the same port, each taking new calls: see DEFAULT_ACCEPT_LOOPS.
     accept_loops: int = DEFAULT_ACCEPT_LOOPS
@@ -211,10 +213,12 @@ async def start_server(
     also opens a plaintext port on 127.0.0.1 (RunningServer.loopback_address) for bots on this
     machine only: a tournament host's own workers, while remote bots come in over TLS.
     `unix_socket` also listens, plaintext, on that Unix socket: the one way out of the sandbox
-    that a host's bots run in (referee.sandbox). `max_connections` caps the connections held at
-    once (by default, what the file limit allows: `connection_capacity`). `accept_loops` grpc.aio
-    servers share the port, each taking new calls (`accept_loop_count`: fewer under a small cap);
-    a connection's streams all go to the server the kernel gave that connection."""
+    that a host's bots run in (referee.sandbox); `more_unix_sockets` on those too, each on the
+    next accept loop (round the loops again if there are more sockets than loops).
+    `max_connections` caps the connections held at once (by default, what the file limit allows:
+    `connection_capacity`). `accept_loops` grpc.aio servers share the port, each taking new calls
+    (`accept_loop_count`: fewer under a small cap); a connection's streams all go to the server
+    the kernel gave that connection."""
     if isinstance(settings, str):
         settings = ServerSettings(settings, organiser_token, **options)
     elif organiser_token or options:
@@ -295,6 +299,13 @@ async def start_server(
             log.get_logger().warning("accept_loops_reduced", asked=loops, running=kept)
             servers = servers[:kept]
             break
+    # Each further Unix socket on the next of the servers that run (a path binds once: no sharing).
+    for index, path in enumerate(settings.more_unix_sockets, start=1):
+        bound = False
+        with contextlib.suppress(RuntimeError):
+            bound = bool(servers[index % len(servers)].add_insecure_port(f"unix:{path}"))
+        if not bound:
+            raise OSError(f"cannot listen on the Unix socket {path}")
     if settings.resume:
         # Before the port opens, so that no returning bot finds its token unknown.
         service.resume_unfinished()

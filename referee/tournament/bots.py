@@ -445,8 +445,12 @@ class EntrantProcesses:
         Unix socket the sandbox binds in (plaintext: it never leaves the machine)."""
         if entrant.remote:
             raise ValueError(f"entrant {entrant.name} is remote: it runs no process here")
+        # Each seat connects to the next of these: inside a sandbox, the referee's sockets, each
+        # on its own accept loop; outside, the one address (TCP spreads connections by itself).
+        self.addresses = [server]
         if sandbox is not None:
             server, ca_file, insecure = ADDRESS_INSIDE, None, True
+            self.addresses = sandbox.addresses_inside()
         self.entrant = entrant
         self.server = server
         self.log_dir = log_dir
@@ -472,20 +476,26 @@ class EntrantProcesses:
                 for i in range(entrant.processes)
             ]
         self._turn = count()
+        self._address_turn = count()
         self._given: dict[str, list[Worker]] = {}  # match id -> the workers holding its seats
         self._seats: dict[str, list[_SeatProcess]] = {}
         self._ending: set[asyncio.Task[None]] = set()
 
     async def give(self, match_id: str, seat: int, token: str, rng_seed: str) -> None:
         """Play a seat: hand it to a shared process, or start the seat's own process."""
+        address = self.addresses[next(self._address_turn) % len(self.addresses)]
         line = f"{token} {self.entrant.name} {rng_seed}"
+        if address != self.server and not self.entrant.command:
+            # The SDK worker's fourth field: the referee to connect this seat to (clients/worker.py).
+            # A command's seat lines keep the three fields its documentation promises.
+            line += f" {address}"
         if self.workers:
             worker = self.workers[next(self._turn) % len(self.workers)]
             self._given.setdefault(match_id, []).append(worker)
             await worker.give(match_id, line, seat)
             return
         values = {
-            "server": self.server,
+            "server": address,
             "token": token,
             "seat": str(seat),
             "ca_file": self.ca_file or "",
@@ -497,7 +507,7 @@ class EntrantProcesses:
         if self.entrant.command:
             process = _SeatProcess(self, match_id, seat, filled(self.entrant.command, values), env)
         else:
-            argv = _worker_argv(self.entrant.bot, self.server, self.ca_file, self.insecure)
+            argv = _worker_argv(self.entrant.bot, address, self.ca_file, self.insecure)
             process = _SeatProcess(self, match_id, seat, argv, env)
             process.line = line
         self._seats.setdefault(match_id, []).append(process)

@@ -43,6 +43,12 @@ from referee.tournament.bots import EntrantProcesses
 from referee.tournament.config import Entrant, TournamentConfig
 from referee.tournament.process_limits import enforcement
 
+# The Unix sockets a host's sandboxed bots reach its referee on, each on its own accept loop (a
+# loop serves its connections' calls one at a time). 512 one-deal games at once at a 200 ms limit
+# (docs/develop/benchmarks.md, "512 games at once"): through one socket 183 and 1,021 of about
+# 44,000 decisions timed out; through 2, 4 (twice) and 8, none; through 16, 322 and 888 (every
+# seat's connection costs the referee CPU: four workers then hold 64).
+SANDBOX_SOCKETS = 4
 # What a host must share with its coordinator to play the same games the same way: the
 # referee (rules, match, server, replay) and the sample bots and SDK that local entrants run.
 CODE_PACKAGES = ("referee", "clients")
@@ -179,6 +185,7 @@ class GameHost:
                 resume=False,
                 signing_key=self.config.signing_key,
                 unix_socket=None if sandbox is None else sandbox.socket,
+                more_unix_sockets=() if sandbox is None else tuple(sandbox.socket_paths()[1:]),
                 services=self.services,
             )
             self.running = await start_server(settings)
@@ -313,7 +320,8 @@ class GameHost:
             *token_files,
             *(path for path in (config.signing_key, config.tls_key, config.tls_cert) if path is not None),
         ]
-        return Sandbox(socket=self._socket_dir / "referee.sock", hidden=tuple(hidden))
+        socket_path = self._socket_dir / "referee.sock"
+        return Sandbox(socket=socket_path, hidden=tuple(hidden), sockets=SANDBOX_SOCKETS)
 
     def _remove_socket_dir(self) -> None:
         if self._socket_dir is not None:

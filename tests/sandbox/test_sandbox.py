@@ -20,7 +20,14 @@ from pathlib import Path
 import pytest
 
 from referee.replay.signing import write_key_pair
-from referee.sandbox import NOBODY, PASSED_ENV, SandboxUnavailableError, check_available
+from referee.sandbox import (
+    NOBODY,
+    PASSED_ENV,
+    SOCKET_INSIDE,
+    Sandbox,
+    SandboxUnavailableError,
+    check_available,
+)
 from referee.tournament.config import parse_config
 from referee.tournament.process_limits import enforced
 from referee.tournament.runner import run_tournament
@@ -292,3 +299,17 @@ def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(
     assert any(e["event"] == "bot_process_ended" and e["reason"] == why for e in logged), logged
     assert any(e["event"] == "seat_withdrawn" and why in e["reason"] for e in logged), logged
     assert lengths and max(lengths) < 10, lengths  # not the start timeout of 120 s
+
+
+def test_every_socket_of_the_referee_is_bound_in_beside_the_first(tmp_path: Path) -> None:
+    sandbox_or_skip()
+    outside = tmp_path / "referee.sock"
+    options = Sandbox(socket=outside, sockets=3).options(["true"], cwd=tmp_path, env={})
+    binds = [tuple(options[i + 1 : i + 3]) for i, option in enumerate(options) if option == "--bind"]
+    inside = SOCKET_INSIDE
+    assert binds == [
+        (str(outside), inside),
+        (f"{outside}.1", f"{inside}.1"),
+        (f"{outside}.2", f"{inside}.2"),
+    ]
+    assert Sandbox(socket=outside).addresses_inside() == [f"unix:{inside}"]

@@ -4,10 +4,12 @@ each taking new calls, so that a busy referee welcomes a burst of bots sooner.""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.sandbox import socket_paths
 from referee.scripted import ScriptedSeat, random_policy
 from referee.server.serve import MIN_CONNECTIONS_PER_LOOP, accept_loop_count, start_server
 from referee.wire.tichu.v1 import referee_pb2 as pb
@@ -90,3 +92,31 @@ def test_a_small_connection_cap_gets_fewer_loops_so_that_each_has_room() -> None
     assert accept_loop_count(64, 4 * MIN_CONNECTIONS_PER_LOOP) == 4
     assert accept_loop_count(64, 1_000 * MIN_CONNECTIONS_PER_LOOP) == 64
     assert accept_loop_count(0, 1_000_000) == 1
+
+
+def test_every_unix_socket_given_is_served(tmp_path: Path) -> None:
+    """A sandbox's bots reach the referee only by Unix sockets, which no two servers can share:
+    the first is the first loop's, each further one the next loop's; all answer."""
+    first = tmp_path / "referee.sock"
+    more = tuple(socket_paths(first, 3)[1:])
+
+    async def scenario() -> None:
+        running = await start_server(
+            "127.0.0.1:0",
+            ORGANISER,
+            insecure=True,
+            resume=False,
+            accept_loops=LOOPS,
+            unix_socket=first,
+            more_unix_sockets=more,
+        )
+        try:
+            for path in (first, *more):
+                async with grpc.aio.insecure_channel(f"unix:{path}") as channel:
+                    health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+                    assert health.status == health_pb2.HealthCheckResponse.SERVING, path
+        finally:
+            await running.stop(0)
+
+    run(scenario(), timeout_s=120)
+    assert [path.name for path in more] == ["referee.sock.1", "referee.sock.2"]

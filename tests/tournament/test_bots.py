@@ -24,9 +24,10 @@ import pytest
 from clients.connect import MatchResult, connect
 from clients.random_bot import RandomBot
 from referee.match import ClockSettings
+from referee.sandbox import ADDRESS_INSIDE, Sandbox
 from referee.server.serve import RunningServer, start_server
 from referee.server.table import Table
-from referee.tournament.bots import SEAT_LOG_CAP, EntrantProcesses, build_identity
+from referee.tournament.bots import SEAT_LOG_CAP, EntrantProcesses, Worker, build_identity
 from referee.tournament.config import Entrant
 from referee.tournament.process_limits import Limits, exit_reason
 from tests.server.support import ORGANISER
@@ -429,3 +430,36 @@ def test_the_limits_statement_says_what_falls_back_where_no_cgroup_holds_the_tre
         "pinning by affinity",
     ):
         assert weaker in statement
+
+
+def test_a_sandboxed_entrant_s_seats_take_the_referee_s_sockets_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One socket is served by one accept loop: 512 games at once through one timed out hundreds
+    of decisions, through four none (docs/develop/benchmarks.md). An SDK worker's seat line names
+    its socket (the fourth field); a command's lines keep their three fields."""
+    lines: list[str] = []
+
+    async def handed(worker: Worker, match_id: str, line: str, seat: int = -1) -> None:
+        lines.append(line)
+
+    monkeypatch.setattr(Worker, "give", handed)
+    sandbox = Sandbox(socket=tmp_path / "referee.sock", sockets=3)
+    bot = Entrant("r", bot="clients.random_bot:RandomBot", processes=2)
+    command = Entrant("c", command=python_command("serve"), serves_many=True, workdir=tmp_path)
+
+    async def scenario() -> None:
+        for entrant in (bot, command):
+            processes = EntrantProcesses(entrant, "127.0.0.1:9", tmp_path / "logs", sandbox=sandbox)
+            for seat in range(4):
+                await processes.give("m", seat, f"token{seat}", "seed")
+
+    asyncio.run(scenario())
+    assert sandbox.addresses_inside() == [ADDRESS_INSIDE, f"{ADDRESS_INSIDE}.1", f"{ADDRESS_INSIDE}.2"]
+    assert lines == [
+        "token0 r seed",
+        f"token1 r seed {ADDRESS_INSIDE}.1",
+        f"token2 r seed {ADDRESS_INSIDE}.2",
+        "token3 r seed",
+        *(f"token{seat} c seed" for seat in range(4)),
+    ]
