@@ -5,7 +5,7 @@ half on 2 cores), or `--games N --decision-ms MS --processes P --sockets 1,4 --n
 writes a tournament config (two RandomBot entrants with P worker processes each, N one-deal games
 all at once, a decision limit of MS with no bank, no early stop), runs it as `tichu tournament run`
 does (the referee in this process, the workers in the sandbox unless `--no-sandbox`), and counts
-the timeouts of every game from its replay's result line (each seat's `timeouts`). `--sockets`
+the timeouts of every game from its replay's result record (each seat's `timeouts`). `--sockets`
 runs it once for each number of Unix sockets the sandboxed workers reach the referee on
 (referee.tournament.host.SANDBOX_SOCKETS; the first given first, then the next, ...). It prints,
 for each run, the games finished, the decisions and timeouts, the games with a timeout and the
@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import dataclasses
 import io
-import json
 import os
 import sys
 import tempfile
@@ -30,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import referee.tournament.host as host_module  # noqa: E402 (after the path is set)
+from referee.replay import read_replay  # noqa: E402
 from referee.tournament.config import TournamentConfig, load_config  # noqa: E402
 from referee.tournament.runner import Tournament  # noqa: E402
 
@@ -80,19 +80,17 @@ class Outcome:
 
 
 def count(replay_dir: Path, wall_s: float) -> Outcome:
-    """The decisions and timeouts of every finished game in `replay_dir`, from the result lines."""
+    """The decisions and timeouts of every finished game in `replay_dir`, from the result records."""
     games = decisions = timeouts = games_timed_out = 0
     for path in replay_dir.glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if record.get("kind") != "result":
-                continue
-            games += 1
-            seats = record.get("summary", [])
-            decisions += sum(seat["decisions"] for seat in seats)
-            timed_out = sum(seat["timeouts"] for seat in seats)
-            timeouts += timed_out
-            games_timed_out += timed_out > 0
+        result = read_replay(path).result
+        if result is None:
+            continue
+        games += 1
+        decisions += sum(seat.decisions for seat in result.summary)
+        timed_out = sum(seat.timeouts for seat in result.summary)
+        timeouts += timed_out
+        games_timed_out += timed_out > 0
     return Outcome(games, decisions, timeouts, games_timed_out, wall_s)
 
 

@@ -276,9 +276,6 @@ async def start_server(
         if port and credentials is not None and plaintext_loopback:
             loopback_port = first.add_insecure_port("127.0.0.1:0")
             loopback = f"127.0.0.1:{loopback_port}" if loopback_port else ""
-        # A Unix socket has no SO_REUSEPORT: a second bind would take the path from the first.
-        if unix_socket is not None and not first.add_insecure_port(f"unix:{unix_socket}"):
-            raise RuntimeError(f"cannot listen on the Unix socket {unix_socket}")
     except RuntimeError as error:  # grpcio raises this when it cannot bind, e.g. the port is in use
         raise OSError(f"cannot listen on {address}: {error}") from None
     if not port or (plaintext_loopback and tls_cert is not None and not loopback):
@@ -299,10 +296,12 @@ async def start_server(
             log.get_logger().warning("accept_loops_reduced", asked=loops, running=kept)
             servers = servers[:kept]
             break
-    # Each further Unix socket on the next of the servers that run (a path binds once: no sharing).
-    for index, path in enumerate(settings.more_unix_sockets, start=1):
+    # A Unix socket has no SO_REUSEPORT (a second bind would take the path from the first): each
+    # is served by one of the servers that run, the first by the first, the next by the next.
+    unix_sockets = [] if unix_socket is None else [unix_socket, *settings.more_unix_sockets]
+    for index, path in enumerate(unix_sockets):
         bound = False
-        with contextlib.suppress(RuntimeError):
+        with contextlib.suppress(RuntimeError):  # grpcio's way of saying it could not bind
             bound = bool(servers[index % len(servers)].add_insecure_port(f"unix:{path}"))
         if not bound:
             raise OSError(f"cannot listen on the Unix socket {path}")
