@@ -10,7 +10,7 @@ Canonical strings:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from referee.rules.cards import (
     CARD_NAMES,
@@ -199,13 +199,13 @@ class Play:
 
 Action = Pass | Decline | GrandTichu | CallTichu | DeclineTichu | Exchange | GiftDragon | Play
 
-PASS = Pass()
-DECLINE = Decline()
-CALL_TICHU = CallTichu()
-DECLINE_TICHU = DeclineTichu()
-GRAND_TICHU = GrandTichu(True)
-NO_GRAND_TICHU = GrandTichu(False)
-_WORDS: dict[str, Action] = {
+PASS: Final = Pass()
+DECLINE: Final = Decline()
+CALL_TICHU: Final = CallTichu()
+DECLINE_TICHU: Final = DeclineTichu()
+GRAND_TICHU: Final = GrandTichu(True)
+NO_GRAND_TICHU: Final = GrandTichu(False)
+_WORDS: Final[dict[str, Action]] = {
     "pass": PASS,
     "decline": DECLINE,
     "tichu": CALL_TICHU,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from enum import IntEnum
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from referee.rules.errors import InvalidActionError
 
@@ -38,8 +38,8 @@ class Suit(IntEnum):
         return SUIT_LETTERS[self]
 
 
-SUIT_LETTERS = "jspt"
-RANK_NAMES = {
+SUIT_LETTERS: Final = "jspt"
+RANK_NAMES: Final = {
     1: "MJ",
     2: "2",
     3: "3",
@@ -56,20 +56,20 @@ RANK_NAMES = {
     14: "A",
     15: "DRG",
 }
-RANK_BY_NAME = {name: rank for rank, name in RANK_NAMES.items() if 2 <= rank <= 14}
+RANK_BY_NAME: Final = {name: rank for rank, name in RANK_NAMES.items() if 2 <= rank <= 14}
 
-DOG_INDEX = 0
-MJ_INDEX = 1
-PHX_INDEX = 54
-DRG_INDEX = 55
+DOG_INDEX: Final = 0
+MJ_INDEX: Final = 1
+PHX_INDEX: Final = 54
+DRG_INDEX: Final = 55
 
-DOG = 1 << DOG_INDEX
-MJ = 1 << MJ_INDEX
-PHX = 1 << PHX_INDEX
-DRG = 1 << DRG_INDEX
-SPECIALS = DOG | MJ | PHX | DRG
-FULL_DECK = (1 << 56) - 1
-NATURALS = FULL_DECK & ~SPECIALS
+DOG: Final = 1 << DOG_INDEX
+MJ: Final = 1 << MJ_INDEX
+PHX: Final = 1 << PHX_INDEX
+DRG: Final = 1 << DRG_INDEX
+SPECIALS: Final = DOG | MJ | PHX | DRG
+FULL_DECK: Final = (1 << 56) - 1
+NATURALS: Final = FULL_DECK & ~SPECIALS
 
 
 def natural_index(rank: int, suit: int) -> int:
@@ -82,11 +82,11 @@ def rank_shift(rank: int) -> int:
     return 4 * rank - 6
 
 
-RANK_MASKS = {rank: 0xF << rank_shift(rank) for rank in range(2, 15)}
-SUIT_MASKS = tuple(sum(1 << natural_index(rank, suit) for rank in range(2, 15)) for suit in range(4))
+RANK_MASKS: Final = {rank: 0xF << rank_shift(rank) for rank in range(2, 15)}
+SUIT_MASKS: Final = tuple(sum(1 << natural_index(rank, suit) for rank in range(2, 15)) for suit in range(4))
 
-_SPECIAL_NAMES = {DOG_INDEX: "DOG", MJ_INDEX: "MJ", PHX_INDEX: "PHX", DRG_INDEX: "DRG"}
-_SPECIAL_BY_NAME = {name: index for index, name in _SPECIAL_NAMES.items()}
+_SPECIAL_NAMES: Final = {DOG_INDEX: "DOG", MJ_INDEX: "MJ", PHX_INDEX: "PHX", DRG_INDEX: "DRG"}
+_SPECIAL_BY_NAME: Final = {name: index for index, name in _SPECIAL_NAMES.items()}
 
 
 # A compiled class cannot subclass int; this one stays a Python class in the compiled build.
@@ -156,12 +156,12 @@ def _card_points(index: int) -> int:
     return {5: 5, 10: 10, 13: 10}.get(rank, 0) if 2 <= rank <= 14 else 0
 
 
-CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(56))
-CARD_NAMES: tuple[str, ...] = tuple(_card_name(i) for i in range(56))
-CARD_RANKS: tuple[int, ...] = tuple(_card_rank(i) for i in range(56))
-CARD_POINTS: tuple[int, ...] = tuple(_card_points(i) for i in range(56))
-_INDEX_BY_NAME = {name.lower(): i for i, name in enumerate(CARD_NAMES)}
-POINT_CARDS = sum(1 << i for i in range(56) if CARD_POINTS[i])
+CARDS: Final[tuple[Card, ...]] = tuple(Card(i) for i in range(56))
+CARD_NAMES: Final[tuple[str, ...]] = tuple(_card_name(i) for i in range(56))
+CARD_RANKS: Final[tuple[int, ...]] = tuple(_card_rank(i) for i in range(56))
+CARD_POINTS: Final[tuple[int, ...]] = tuple(_card_points(i) for i in range(56))
+_INDEX_BY_NAME: Final = {name.lower(): i for i, name in enumerate(CARD_NAMES)}
+POINT_CARDS: Final = sum(1 << i for i in range(56) if CARD_POINTS[i])
 
 
 def parse_card(text: str) -> Card:

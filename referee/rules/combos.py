@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import IntEnum
 from itertools import product, repeat
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from referee.rules.cards import (
     DOG,
@@ -48,16 +48,16 @@ class ComboKind(IntEnum):
         return "bomb" if self.is_bomb else self.name.lower()
 
 
-KIND_BY_LABEL = {kind.name.lower(): kind for kind in ComboKind}
-SINGLE = ComboKind.SINGLE
-PAIR = ComboKind.PAIR
-TRIPLE = ComboKind.TRIPLE
-STAIRS = ComboKind.STAIRS
-FULL_HOUSE = ComboKind.FULL_HOUSE
-STRAIGHT = ComboKind.STRAIGHT
-FOUR = ComboKind.FOUR_OF_A_KIND
-SFLUSH = ComboKind.STRAIGHT_FLUSH
-DOG_KIND = ComboKind.DOG
+KIND_BY_LABEL: Final = {kind.name.lower(): kind for kind in ComboKind}
+SINGLE: Final = ComboKind.SINGLE
+PAIR: Final = ComboKind.PAIR
+TRIPLE: Final = ComboKind.TRIPLE
+STAIRS: Final = ComboKind.STAIRS
+FULL_HOUSE: Final = ComboKind.FULL_HOUSE
+STRAIGHT: Final = ComboKind.STRAIGHT
+FOUR: Final = ComboKind.FOUR_OF_A_KIND
+SFLUSH: Final = ComboKind.STRAIGHT_FLUSH
+DOG_KIND: Final = ComboKind.DOG
 
 
 class Combo(NamedTuple):
@@ -110,13 +110,13 @@ def beats(play: Combo, top: Combo) -> bool:
 # Precomputed per rank r and suit nibble n (the suits of rank r held): the card masks of each
 # size, and the (cards, reading) pairs of singles, pairs, triples. Enumeration then mostly
 # extends lists with ready tuples, which is where its speed comes from.
-_SUBSETS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+_SUBSETS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
     tuple(tuple(s for s in range(16) if s & ~n == 0 and s.bit_count() == k) for k in range(5))
     for n in range(16)
 )
-_RANKS = range(2, 15)
-_SHIFT = [0, 0] + [rank_shift(r) for r in _RANKS]
-_NONE: tuple[int, ...] = ()
+_RANKS: Final = range(2, 15)
+_SHIFT: Final = [0, 0] + [rank_shift(r) for r in _RANKS]
+_NONE: Final[tuple[int, ...]] = ()
 
 
 def _sized(size: int) -> list[list[tuple[int, ...]]]:
@@ -126,17 +126,17 @@ def _sized(size: int) -> list[list[tuple[int, ...]]]:
     return table
 
 
-_CARDS_OF = _sized(1)
-_PAIRS_OF = _sized(2)
-_TRIPLES_OF = _sized(3)
+_CARDS_OF: Final = _sized(1)
+_PAIRS_OF: Final = _sized(2)
+_TRIPLES_OF: Final = _sized(3)
 # The same with the Phoenix added: a single plus the Phoenix makes a pair, a pair a triple.
-_CARDS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _CARDS_OF]
-_PAIRS_PHX_OF = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _PAIRS_OF]
+_CARDS_PHX_OF: Final = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _CARDS_OF]
+_PAIRS_PHX_OF: Final = [[tuple(m | PHX for m in row[n]) for n in range(16)] for row in _PAIRS_OF]
 # Every reading listed so far, by its code. A listed play is (card mask, code): a tuple of two
 # ints, which the garbage collector stops tracking, where (mask, Combo) would be walked by every
 # full collection for as long as a state caches its listing (bench/engine.py, "held").
-COMBOS: list[Combo] = []
-_CODES: dict[tuple[int, int, int, int], int] = {}
+COMBOS: Final[list[Combo]] = []
+_CODES: Final[dict[tuple[int, int, int, int], int]] = {}
 
 
 def _c(kind: ComboKind, length: int, key: int, phoenix: int = 0) -> int:
@@ -171,28 +171,32 @@ def _plays_table(
 
 Play = tuple[int, int]  # (card mask, reading code): the reading is COMBOS[code]
 
-_SINGLE_PLAYS = _plays_table(_CARDS_OF, SINGLE, 1, False)
-_PAIR_PLAYS = _plays_table(_PAIRS_OF, PAIR, 2, False)
-_PAIR_PHX_PLAYS = _plays_table(_CARDS_OF, PAIR, 2, True)
-_TRIPLE_PLAYS = _plays_table(_TRIPLES_OF, TRIPLE, 3, False)
-_TRIPLE_PHX_PLAYS = _plays_table(_PAIRS_OF, TRIPLE, 3, True)
-_FOUR_PLAY: list[tuple[Play, ...]] = [(), ()] + [((15 << _SHIFT[r], _c(FOUR, 4, 2 * r)),) for r in _RANKS]
-_MJ_PLAY = (MJ, _c(SINGLE, 1, 2))
-_SINGLE_BY_BIT = {
+_SINGLE_PLAYS: Final = _plays_table(_CARDS_OF, SINGLE, 1, False)
+_PAIR_PLAYS: Final = _plays_table(_PAIRS_OF, PAIR, 2, False)
+_PAIR_PHX_PLAYS: Final = _plays_table(_CARDS_OF, PAIR, 2, True)
+_TRIPLE_PLAYS: Final = _plays_table(_TRIPLES_OF, TRIPLE, 3, False)
+_TRIPLE_PHX_PLAYS: Final = _plays_table(_PAIRS_OF, TRIPLE, 3, True)
+_FOUR_PLAY: Final[list[tuple[Play, ...]]] = [(), ()] + [
+    ((15 << _SHIFT[r], _c(FOUR, 4, 2 * r)),) for r in _RANKS
+]
+_MJ_PLAY: Final = (MJ, _c(SINGLE, 1, 2))
+_SINGLE_BY_BIT: Final = {
     1 << (_SHIFT[r] + suit): (1 << (_SHIFT[r] + suit), _c(SINGLE, 1, 2 * r))
     for r in _RANKS
     for suit in range(4)
 }
-_DRG_PLAY = (DRG, _c(SINGLE, 1, 30))
+_DRG_PLAY: Final = (DRG, _c(SINGLE, 1, 30))
 # Per key of a single on the table (0..30): the naturals of a higher rank, which beat it (a
 # Phoenix on rank r has key 2r + 1, which the naturals of rank r do not beat).
-_NATURALS_ABOVE = tuple(NATURALS & ~((1 << _SHIFT[key // 2 + 1]) - 1) if key < 28 else 0 for key in range(31))
-_PHX_LED = (PHX, _c(SINGLE, 1, 3))
+_NATURALS_ABOVE: Final = tuple(
+    NATURALS & ~((1 << _SHIFT[key // 2 + 1]) - 1) if key < 28 else 0 for key in range(31)
+)
+_PHX_LED: Final = (PHX, _c(SINGLE, 1, 3))
 # A rank's nibble sits at bit 4r-6; one mask with the lowest bit of every rank's nibble.
-_NIBBLE_LOWS = sum(1 << _SHIFT[r] for r in _RANKS)
+_NIBBLE_LOWS: Final = sum(1 << _SHIFT[r] for r in _RANKS)
 
 
-_NO_NIBBLES: list[int] = []
+_NO_NIBBLES: Final[list[int]] = []
 
 
 def _nibbles(hand: int) -> list[int]:

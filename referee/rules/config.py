@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from referee.rules.errors import InvalidActionError
 from referee.rules.values import field_values
 
-CHOICES: dict[str, tuple[str, ...]] = {
+CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "tie_at_target": ("play_on", "draw"),
     "gt_decision_mode": ("simultaneous", "sequential"),
     "tichu_call_exchange_mode": ("pre_step", "open", "after_exchange_only"),
@@ -123,18 +123,18 @@ class RulesConfig:
         return dataclasses.replace(base, **fields)
 
 
-_FLAG_NAMES = tuple(field.name for field in dataclasses.fields(RulesConfig))
-OFFICIAL = RulesConfig()
+_FLAG_NAMES: Final = tuple(field.name for field in dataclasses.fields(RulesConfig))
+OFFICIAL: Final = RulesConfig()
 # [ATP] German championship (§19): no Grand Tichu, a 1-2 counts 100, the Dragon trick that ends the
 # deal is kept, and a table plays a fixed set of 4 deals where a draw is possible.
-TOURNAMENT = RulesConfig(
+TOURNAMENT: Final = RulesConfig(
     match_mode="fixed_rounds:4",
     tie_at_target="draw",
     grand_tichu_enabled=False,
     double_victory_points=100,
     dragon_gift_on_final_trick=False,
 )
-PRESETS = {"official": OFFICIAL, "tournament": TOURNAMENT}
+PRESETS: Final = {"official": OFFICIAL, "tournament": TOURNAMENT}
 
 
 def preset(name: str) -> RulesConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from referee.rules.actions import (
     DECLINE,
     DECLINE_TICHU,
@@ -49,7 +51,7 @@ def play_order_key(play: Play) -> tuple[int, int, int, int, tuple[int, ...], int
     )
 
 
-_KIND_ORDER = {
+_KIND_ORDER: Final = {
     Pass: 0,
     Decline: 1,
     GrandTichu: 2,

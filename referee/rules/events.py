@@ -9,14 +9,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from referee.rules.cards import CARD_NAMES, format_cards, parse_card, parse_mask, parse_rank, rank_name
 from referee.rules.combos import KIND_BY_LABEL, Combo, ComboKind
 from referee.rules.errors import InvalidActionError
 
 # The values each string field of an event may take (the JSON Schema under proto/ lists them).
-STRING_FIELD_VALUES: dict[str, tuple[str, ...]] = {
+STRING_FIELD_VALUES: Final[dict[str, tuple[str, ...]]] = {
     "stage": ("first", "rest", "all"),  # CardsDealt: before Grand Tichu, after it, or no Grand Tichu
     "call": ("tichu", "grand_tichu"),  # Called, CallDeclined
     "reason": ("normal", "double_victory", "triple_victory"),  # RoundEnded
@@ -263,7 +263,7 @@ class GameOver(Event):
     totals: tuple[int, ...]
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
+EVENT_TYPES: Final[dict[str, type[Event]]] = {
     cls.type: cls
     for cls in (
         RoundStarted,
@@ -306,7 +306,7 @@ def _as_read(value: Any) -> Any:
 
 
 # How each field is read back, by name; the others as they are, lists as tuples.
-_FIELD_READERS: dict[str, Callable[[Any], Any]] = {
+_FIELD_READERS: Final[dict[str, Callable[[Any], Any]]] = {
     "cards": parse_mask,
     "rest": parse_mask,
     "combo": combo_from_json,
@@ -320,7 +320,7 @@ _FIELD_READERS: dict[str, Callable[[Any], Any]] = {
 
 # Each event type's fields with their readers, found once: a bot reads about 160 events a hand,
 # and dataclasses.fields() and the name tests were half the cost of each.
-_READERS: dict[type[Event], tuple[tuple[str, Callable[[Any], Any]], ...]] = {
+_READERS: Final[dict[type[Event], tuple[tuple[str, Callable[[Any], Any]], ...]]] = {
     cls: tuple((f.name, _FIELD_READERS.get(f.name, _as_read)) for f in dataclasses.fields(cls))
     for cls in EVENT_TYPES.values()
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from referee.rules.actions import (
     Action,
@@ -80,8 +81,8 @@ from referee.rules.state import (
 )
 
 # Events are values: the field-less and one-field ones that occur every turn are made once.
-WINDOW_CLOSED = WindowClosed()
-PASSED = tuple(Passed(seat) for seat in range(6))
+WINDOW_CLOSED: Final = WindowClosed()
+PASSED: Final = tuple(Passed(seat) for seat in range(6))
 
 
 def new_game(config: RulesConfig = OFFICIAL, seed: int | str = 0) -> tuple[State, list[Event]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
-from typing import overload
+from typing import Final, overload
 
 from referee.rules.actions import (
     CALL_TICHU,
@@ -38,8 +38,8 @@ from referee.rules.state import (
     partners_of,
 )
 
-DOG_COMBO = Combo(DOG_KIND, 1, 0)
-DOG_CODE = code_of(DOG_COMBO)
+DOG_COMBO: Final = Combo(DOG_KIND, 1, 0)
+DOG_CODE: Final = code_of(DOG_COMBO)
 # A listed play before it becomes a Play: (cards, code) or (cards, code, wish, partner), where
 # the reading is COMBOS[code]: tuples of ints, which the garbage collector stops tracking.
 Entry = tuple[int, int] | tuple[int, int, int, int]  # (cards, reading code[, wish, partner])
@@ -64,13 +64,13 @@ def _rotation(n: int, seat: int) -> tuple[int, ...]:
 
 # Indexed [players][seat][active seat bits]: the bomb window after `seat` acts (R-BOMB-5: every
 # active seat, from the next one round to the actor) and the next active seat after `seat`.
-_WINDOWS = {
+_WINDOWS: Final = {
     n: [
         [tuple(s for s in _rotation(n, seat) if bits >> s & 1) for bits in range(1 << n)] for seat in range(n)
     ]
     for n in (4, 6)
 }
-_NEXT = {n: [[(w[0] if w else NO_SEAT) for w in rows] for rows in _WINDOWS[n]] for n in (4, 6)}
+_NEXT: Final = {n: [[(w[0] if w else NO_SEAT) for w in rows] for rows in _WINDOWS[n]] for n in (4, 6)}
 
 
 def next_active(state: State, seat: int) -> int:
@@ -131,7 +131,7 @@ class DecisionKind(StrEnum):
 
 
 # The phases whose every decision is of one kind; the others are decided by kind_owed.
-_PHASE_KINDS = {
+_PHASE_KINDS: Final = {
     _GRAND_TICHU: DecisionKind.GRAND_TICHU,
     _TICHU_STEP: DecisionKind.TICHU_STEP,
     _EXCHANGE: DecisionKind.EXCHANGE,
@@ -432,7 +432,7 @@ class LegalPlays(Sequence[Action]):
         return f"LegalPlays({[str(a) for a in self]!r})"
 
 
-_OTHER_SEATS_4 = tuple(tuple(s for s in range(4) if s != seat) for seat in range(4))
+_OTHER_SEATS_4: Final = tuple(tuple(s for s in range(4) if s != seat) for seat in range(4))
 
 
 def exchange_recipients(state: State, seat: int) -> tuple[int, ...]:
@@ -462,7 +462,7 @@ def legal_actions(state: State, seat: int) -> Sequence[Action]:
     return tuple(decisions) + (CALL_TICHU,)
 
 
-_DECLINE_ONLY: tuple[Action, ...] = (DECLINE,)
+_DECLINE_ONLY: Final[tuple[Action, ...]] = (DECLINE,)
 
 
 def legal_decisions(state: State, seat: int) -> Sequence[Action]:
@@ -537,8 +537,8 @@ def _owes_window(st: State, seat: int) -> bool:
     )
 
 
-_PASS_ONLY: tuple[Action, ...] = (PASS,)
-_NOTHING: tuple[Action, ...] = ()
+_PASS_ONLY: Final[tuple[Action, ...]] = (PASS,)
+_NOTHING: Final[tuple[Action, ...]] = ()
 
 
 def _lead_plays(st: State, seat: int) -> list[tuple[int, int]]:

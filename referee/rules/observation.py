@@ -16,7 +16,7 @@ import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, overload
+from typing import Any, Final, overload
 
 from referee.rules.actions import CALL_TICHU, Action, CallTichu, DeclineTichu, GrandTichu, parse_action
 from referee.rules.cards import (
@@ -303,9 +303,11 @@ def observe(state: State, seat: int) -> Observation:
     )
 
 
-_format_mask = functools.lru_cache(maxsize=4096)(format_cards)  # won piles repeat request after request
-_combo_json = functools.lru_cache(maxsize=1024)(Combo.to_json)  # read only: dumped at once
-_config_json = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
+_format_mask: Final = functools.lru_cache(maxsize=4096)(
+    format_cards
+)  # won piles repeat request after request
+_combo_json: Final = functools.lru_cache(maxsize=1024)(Combo.to_json)  # read only: dumped at once
+_config_json: Final = functools.lru_cache(maxsize=16)(RulesConfig.to_json)
 
 
 def observation_json(state: State, seat: int, decisions: list[str] | None = None) -> str:
@@ -381,7 +383,7 @@ def observation_data(state: State, seat: int, decisions: list[str] | None = None
 
 # Fields that only the referee can fill in (whose turn, the window's order, what is legal), as
 # "nothing owed": a seat's own fold of events shows them so until a request says otherwise.
-_IDLE: dict[str, Any] = {
+_IDLE: Final[dict[str, Any]] = {
     "turn": None,
     "window_open": False,
     "window_order": (),
@@ -391,10 +393,10 @@ _IDLE: dict[str, Any] = {
     "legal_decisions": (),
     "can_call_tichu": False,
 }
-REFEREE_ONLY = tuple(_IDLE)
+REFEREE_ONLY: Final = tuple(_IDLE)
 # The phase each kind of request implies; a Dragon gift keeps the phase: PLAY, or ROUND_END
 # after the last trick (R-DRG-5).
-_REQUEST_PHASES = {kind: phase for phase, kind in _PHASE_KINDS.items()} | {
+_REQUEST_PHASES: Final = {kind: phase for phase, kind in _PHASE_KINDS.items()} | {
     DecisionKind.PLAY: Phase.PLAY,
     DecisionKind.BOMB_WINDOW: Phase.PLAY,
 }
@@ -421,7 +423,7 @@ def _make_evolve() -> Callable[[Observation, dict[str, Any]], Observation]:
     return evolve
 
 
-_evolve = _make_evolve()
+_evolve: Final = _make_evolve()
 
 
 def idle(obs: Observation) -> Observation:
@@ -595,7 +597,7 @@ def _won(piles: tuple[tuple[Card, ...], ...], seat: int, cards: int) -> tuple[tu
     return _with(piles, seat, cards_of(mask_of(piles[seat]) | cards))
 
 
-_NO_TRICK: dict[str, Any] = {"trick": (), "top": None, "top_seat": None, "passed": ()}
+_NO_TRICK: Final[dict[str, Any]] = {"trick": (), "top": None, "top_seat": None, "passed": ()}
 
 
 def _round_started(obs: Observation, event: RoundStarted) -> dict[str, Any]:
@@ -619,7 +621,7 @@ def _round_started(obs: Observation, event: RoundStarted) -> dict[str, Any]:
 
 
 # What a new round starts afresh (everything but the seat, the rules, the scores and history).
-_ROUND_FIELDS = tuple(
+_ROUND_FIELDS: Final = tuple(
     f.name
     for f in fields(Observation)
     if f.name not in {"seat", "team", "config", "scores", "history", *REFEREE_ONLY}
@@ -765,7 +767,7 @@ def _game_over(obs: Observation, event: GameOver) -> dict[str, Any]:
     return {"phase": Phase.GAME_OVER, "winner": event.winner, "scores": (event.totals[0], event.totals[1])}
 
 
-_FOLDS: dict[type[Event], _Fold] = {
+_FOLDS: Final[dict[type[Event], _Fold]] = {
     RoundStarted: _round_started,
     CardsDealt: _cards_dealt,
     Called: _called,

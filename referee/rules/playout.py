@@ -8,6 +8,7 @@ public objects; tests/rules/test_playout.py holds it equal to a loop over the pu
 from __future__ import annotations
 
 import random
+from typing import Final
 
 from referee.rules.actions import Play
 from referee.rules.cards import RANK_MASKS
@@ -32,9 +33,9 @@ from referee.rules.legal import (
 from referee.rules.round import Events
 from referee.rules.state import _EXCHANGE, _GAME_OVER, _PLAY, State
 
-_NO_BOMBS: list[tuple[int, int]] = []
+_NO_BOMBS: Final[list[tuple[int, int]]] = []
 # The cards of each byte of a card mask, per byte value: a hand's cards in a few table reads.
-_BYTE_CARDS = tuple(
+_BYTE_CARDS: Final = tuple(
     tuple(tuple(8 * k + i for i in range(8) if v >> i & 1) for v in range(256)) for k in range(7)
 )
 

@@ -7,6 +7,7 @@ hands it out only once complete.
 from __future__ import annotations
 
 import random
+from typing import Final
 
 from referee.rules.cards import mask_points
 from referee.rules.combos import SINGLE
@@ -37,7 +38,7 @@ from referee.rules.state import (
     team_of,
 )
 
-_DRAGON_KEY = 30  # the Dragon single's Combo.key: rank 15 in half-ranks
+_DRAGON_KEY: Final = 30  # the Dragon single's Combo.key: rank 15 in half-ranks
 # Where the rule code puts its events: None when the caller discards them (playout), so that
 # the simulation builds none.
 Events = list[Event] | None
@@ -95,7 +96,7 @@ def _deal(st: State, events: Events) -> None:
 
 
 # Each step of random.shuffle over the 56 cards: (i, i + 1, (i + 1).bit_length()).
-_SHUFFLE_STEPS = tuple((i, i + 1, (i + 1).bit_length()) for i in reversed(range(1, 56)))
+_SHUFFLE_STEPS: Final = tuple((i, i + 1, (i + 1).bit_length()) for i in reversed(range(1, 56)))
 
 
 def _shuffled_deck(rng: random.Random) -> list[int]:

@@ -12,6 +12,7 @@ events). The caller's State is never changed; `state` gives an immutable copy at
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from referee.rules.actions import DECLINE, Action, CallTichu, Play
 from referee.rules.combos import COMBOS, has_bomb
@@ -28,7 +29,7 @@ from referee.rules.game import (
 from referee.rules.legal import Entry, _legal_decisions, _owes_window, _turn_options, _window_bombs, to_act
 from referee.rules.state import _GAME_OVER, _PLAY, Phase, State
 
-_DECLINE_ONLY_COUNT = 1
+_DECLINE_ONLY_COUNT: Final = 1
 
 
 class Simulation:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from referee.rules.actions import Action, Play, parse_action
 from referee.rules.cards import (
@@ -25,9 +25,9 @@ from referee.rules.combos import Combo, beats, classify
 from referee.rules.config import RulesConfig
 from referee.rules.errors import InvalidActionError
 
-STATE_FORMAT = "tichu-state/1"
-CALL_NAMES = ("none", "tichu", "grand_tichu")
-NO_SEAT = -1
+STATE_FORMAT: Final = "tichu-state/1"
+CALL_NAMES: Final = ("none", "tichu", "grand_tichu")
+NO_SEAT: Final = -1
 
 
 class Phase(StrEnum):
@@ -43,12 +43,12 @@ class Phase(StrEnum):
 
 # The phases as module globals, for the engine's hot paths: an enum member read through its
 # class costs several times as much.
-_GRAND_TICHU = Phase.GRAND_TICHU
-_TICHU_STEP = Phase.TICHU_STEP
-_EXCHANGE = Phase.EXCHANGE
-_PLAY = Phase.PLAY
-_ROUND_END = Phase.ROUND_END
-_GAME_OVER = Phase.GAME_OVER
+_GRAND_TICHU: Final = Phase.GRAND_TICHU
+_TICHU_STEP: Final = Phase.TICHU_STEP
+_EXCHANGE: Final = Phase.EXCHANGE
+_PLAY: Final = Phase.PLAY
+_ROUND_END: Final = Phase.ROUND_END
+_GAME_OVER: Final = Phase.GAME_OVER
 
 
 TrickEntry = tuple[int, int, Combo]  # (seat, cards, reading)
@@ -56,7 +56,7 @@ TrickEntry = tuple[int, int, Combo]  # (seat, cards, reading)
 
 # What a State's equality and hashing compare: every field but the caches. A compiled State has
 # no __slots__ to read at run time, so they are listed here, and the slots are made from them.
-PUBLIC_FIELDS = (
+PUBLIC_FIELDS: Final = (
     "active",
     "calls",
     "config",
