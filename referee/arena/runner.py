@@ -319,7 +319,7 @@ class Arena:
         self.placed.pop(pair_id, None)
         self.wake()  # its bots are free again (written below, before the round can run)
         # Forfeits in a row are written with the pair's end: a kill in between loses no count.
-        forfeited = pair_forfeits(match, verdict)
+        forfeited = pair_forfeits(match, verdict, voided=bool(failure))
         if failure or verdict is None:
             counts = self.store.void_pair(pair_id, failure, forfeited)
             print(f"arena: pair {pair_id} {match.a} v {match.b} voided: {failure}", file=self.out, flush=True)
@@ -482,15 +482,21 @@ def _entrant(bot: BotRow) -> Entrant:
     return Entrant(bot.name, bot.bot, command=bot.command, workdir=workdir if bot.command else None)
 
 
-def pair_forfeits(match: Match, verdict: PairVerdict | None) -> dict[str, bool]:
+def pair_forfeits(match: Match, verdict: PairVerdict | None, voided: bool = False) -> dict[str, bool]:
     """Whether each bot forfeited in the pair, for its count of pairs in a row with a forfeit
     (kept in the store, so that a restart does not wipe a bot's slate). A newcomer's validation
     pair is judged by its own rule (refused on a fault), so it counts for its opponent only; a
-    pair with no verdict (cut off) counts for nobody."""
+    pair with no verdict (cut off) counts for nobody. A `voided` pair (a table that never played
+    or failed) counts the forfeits it saw but starts nobody's count again: too little was
+    played to show clean play, and a no-show must not wipe its opponent's or its own slate."""
     if verdict is None:
         return {}
     counted = [name for name in (match.a, match.b) if not (match.validation and name == match.a)]
-    return {name: name in verdict.forfeited for name in counted}
+    return (
+        {name: True for name in counted if name in verdict.forfeited}
+        if voided
+        else {name: name in verdict.forfeited for name in counted}
+    )
 
 
 def judge(match: Match, outcomes: Sequence[GameOutcome]) -> PairVerdict:

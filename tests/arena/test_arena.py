@@ -274,6 +274,9 @@ def test_forfeits_in_a_row_pause_a_bot_even_across_restarts(tmp_path: Path) -> N
     assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
     assert pair_ends(clean) == (BotState.ACTIVE, 0, "")  # a pair without one starts the count again
     assert pair_ends(forfeit) == (BotState.ACTIVE, 1, "")
+    # Voided with no forfeit (a seat never came: the start timeout), the pair played too little
+    # to show clean play: the count stays where it was rather than starting again.
+    assert pair_ends(clean, "table 2: seat 1 did not connect") == (BotState.ACTIVE, 1, "")
     # Voided (its other table failed), the pair still counts the forfeit it saw.
     state, count, reason = pair_ends(forfeit, "table 2: the referee failed")
     assert (state, count) == (BotState.PAUSED, 2)
