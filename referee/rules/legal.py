@@ -476,6 +476,10 @@ def legal_decisions(state: State, seat: int) -> Sequence[Action]:
         if found is not None:
             return found
     result = _legal_decisions(state, seat)
+    if result is _DECLINE_ONLY or result is _NOTHING:
+        # Shared constants, found again faster than a memo is made: most seats in most bomb
+        # windows hold no bomb, and a state's memo would be made for them alone.
+        return result
     if cache is None:
         state._legal = {seat: result}
     else:
@@ -490,28 +494,28 @@ def _legal_decisions(st: State, seat: int) -> Sequence[Action]:
             return tuple(GiftDragon(s) for s in _gift_recipients(st, seat)) if seat == st.gift else ()
         if st.window:
             if not _owes_window(st, seat):
-                return ()
+                return _NOTHING
             if not has_bomb(st.hands[seat]):
                 return _DECLINE_ONLY
             return LegalPlays(_stamp_of(st), seat, _DECLINE_ONLY, _window_bombs(st, seat))
         if seat != st.turn:
-            return ()
+            return _NOTHING
         return _turn_actions(st, seat)
     if phase is _GRAND_TICHU:
         if st.gt[seat] >= 0:
-            return ()
+            return _NOTHING
         if st.config.gt_decision_mode == "sequential" and seat != _sequential_gt_seat(st):
-            return ()
+            return _NOTHING
         return (GRAND_TICHU, NO_GRAND_TICHU)
     if phase is _TICHU_STEP:
         return (CALL_TICHU, DECLINE_TICHU) if st.tichu_step[seat] == -1 else ()
     if phase is _EXCHANGE:
         if st.exchange[seat] is not None:
-            return ()
+            return _NOTHING
         return ExchangeChoices(st.hands[seat], exchange_recipients(st, seat), ())
     if phase is _ROUND_END and seat == st.gift:
         return tuple(GiftDragon(s) for s in _gift_recipients(st, seat))
-    return ()
+    return _NOTHING
 
 
 def _window_bombs(st: State, seat: int) -> list[tuple[int, int]]:
