@@ -6,6 +6,10 @@ import os
 import resource
 from pathlib import Path
 
+from referee.tournament.process_limits import remove_stale
+
+PREFIX = "tichu-sandbox-bench-"
+
 
 class CpuMeter:
     """CPU time of this process and everything it starts. A sandboxed bot is not a child this
@@ -24,7 +28,10 @@ class CpuMeter:
         root = Path("/sys/fs/cgroup/cpuacct")
         if own is None or not root.is_dir():
             return
-        folder = root / own.lstrip("/") / f"tichu-sandbox-bench-{os.getpid()}"
+        parent = root / own.lstrip("/")
+        # A bench cannot remove the cgroup it is in: each run removes those of runs that ended.
+        remove_stale(parent, PREFIX)
+        folder = parent / f"{PREFIX}{os.getpid()}"
         try:
             folder.mkdir(exist_ok=True)
             (folder / "cgroup.procs").write_text(str(os.getpid()))

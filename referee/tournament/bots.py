@@ -198,6 +198,7 @@ class _Run:
             self.output.task.cancel()  # a child outside the group holds the pipe: give up on it
         if self.cgroup is not None:
             self.cgroup.kill()  # nothing of a bot outlives it
+            await self.cgroup.until_empty()
             self.cgroup.remove()
 
     async def write(self, lines: list[str]) -> None:

@@ -132,6 +132,17 @@ def exit_reason(
 # ----------------------------------------------------------------------------- cgroups
 
 
+# A bot's cgroup folders are named tichu-bot-<the referee's process id>-<a count>.
+BOT_CGROUP_PREFIX = "tichu-bot-"
+# How long an ended bot's processes get to leave its cgroup before the folder is left for later:
+# a killed process stays in its cgroup until the kernel has reaped it, and rmdir fails till then.
+CGROUP_EMPTY_WAIT_S = 2.0
+# Folders of ended bots that were still busy when removed: tried again before the next bot's
+# cgroup is made. Without this, a long tournament left one folder per bot per game behind (3,266
+# on one machine), and a hierarchy has a limit on how many it holds.
+_LEFT_BEHIND: set[Path] = set()
+
+
 class BotCgroup:
     """The cgroup folders that hold one bot process and everything it starts (one folder on
     cgroup v2, one per controller hierarchy on v1): its memory and task limits hold for the whole
@@ -190,11 +201,73 @@ class BotCgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Remove the folders once their processes are gone (an empty cgroup folder is removed by rmdir)."""
+    def empty(self) -> bool:
+        """Whether no process is left in any of its folders."""
         for folder in self.folders.values():
-            with contextlib.suppress(OSError):
+            try:
+                if (folder / "cgroup.procs").read_text().strip():
+                    return False
+            except OSError:
+                continue  # removed already
+        return True
+
+    async def until_empty(self, wait_s: float = CGROUP_EMPTY_WAIT_S) -> None:
+        """Wait, at most `wait_s`, for the processes just killed to leave the group."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + wait_s
+        while not self.empty() and loop.time() < end:
+            await asyncio.sleep(0.01)
+
+    def remove(self) -> None:
+        """Remove the folders (an empty cgroup folder is removed by rmdir); one that still holds a
+        process is removed later, before the next bot's cgroup is made (remove_left_behind)."""
+        for folder in self.folders.values():
+            try:
                 folder.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                _LEFT_BEHIND.add(folder)
+
+
+def remove_left_behind() -> None:
+    """Remove the folders of ended bots whose processes have left since BotCgroup.remove."""
+    for folder in list(_LEFT_BEHIND):
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue  # still busy
+        _LEFT_BEHIND.discard(folder)
+
+
+def remove_stale(parent: Path, prefix: str = BOT_CGROUP_PREFIX) -> int:
+    """Remove the empty folders `prefix`<pid>... under `parent` that a process no longer running
+    made (a referee killed before it could remove them), and the stale bot folders inside them;
+    the number removed. A folder that still holds a process is never removed: rmdir refuses it."""
+    removed = 0
+    for folder in parent.glob(f"{prefix}*"):
+        owner = folder.name.removeprefix(prefix).split("-")[0]
+        if not owner.isdigit() or _running(int(owner)):
+            continue
+        removed += remove_stale(folder)  # bots' folders made inside it (a bench's meter)
+        try:
+            folder.rmdir()
+        except OSError:
+            continue
+        removed += 1
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's
+    return True
 
 
 def _read_int(path: Path, default: int = 0) -> int:
@@ -221,7 +294,15 @@ class Cgroups:
     def find() -> Cgroups | CgroupsV1 | None:
         """This machine's usable cgroups (v2 first, else v1), or None (then the watchdog limits memory)."""
         v2 = find_cgroups(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"), os.environ.get(CGROUP_ENV))
-        return v2 or find_cgroups_v1(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"))
+        found = v2 or find_cgroups_v1(Path("/proc/self/mountinfo"), Path("/proc/self/cgroup"))
+        # Once per process, at first use: what referees that were killed left behind here.
+        for parent in () if found is None else found.parent_folders():
+            remove_stale(parent)
+        return found
+
+    def parent_folders(self) -> list[Path]:
+        """The folders its bots' cgroups are made in."""
+        return [self.parent]
 
     def controllers(self) -> set[str]:
         """The controllers its children have ("cpu" stands for cpu.stat, which v2 always keeps)."""
@@ -240,8 +321,9 @@ class Cgroups:
     ) -> BotCgroup | None:
         """A new child cgroup holding at most `memory_bytes` and `tasks`, on `cpus` (all if none);
         None if it cannot be made."""
+        remove_left_behind()
         self._count += 1
-        path = self.parent / f"tichu-bot-{os.getpid()}-{self._count}"
+        path = self.parent / f"{BOT_CGROUP_PREFIX}{os.getpid()}-{self._count}"
         try:
             path.mkdir()
             if memory_bytes is not None:
@@ -273,6 +355,10 @@ class CgroupsV1:
         """The hierarchies its children are made in ("cpu" stands for cpuacct)."""
         return set(self.parents)
 
+    def parent_folders(self) -> list[Path]:
+        """The folders its bots' cgroups are made in, one per hierarchy."""
+        return list(self.parents.values())
+
     def describe(self) -> str:
         """Where the limits are enforced (see enforcement())."""
         names = {"cpu": "cpuacct"}
@@ -284,8 +370,9 @@ class CgroupsV1:
     ) -> BotCgroup | None:
         """A new child in each hierarchy (cpuset only for `cpus`); None if a memory limit is asked
         and its child cannot be made."""
+        remove_left_behind()
         self._count += 1
-        name = f"tichu-bot-{os.getpid()}-{self._count}"
+        name = f"{BOT_CGROUP_PREFIX}{os.getpid()}-{self._count}"
         folders: dict[str, Path] = {}
         for controller, parent in self.parents.items():
             if controller == "cpuset" and not cpus:

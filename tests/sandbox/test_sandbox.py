@@ -14,6 +14,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from referee.sandbox import (
     check_available,
 )
 from referee.tournament.config import parse_config
-from referee.tournament.process_limits import enforced
+from referee.tournament.process_limits import BOT_CGROUP_PREFIX, Cgroups, enforced, remove_left_behind
 from referee.tournament.runner import run_tournament
 from referee.tournament.store import Store
 from tests.tournament.support import OUTPUTS, RANDOM
@@ -273,6 +274,27 @@ def forfeited(tmp_path: Path, mode: str, limit: str, marker: str) -> tuple[set[s
     return reasons, out.getvalue(), lengths
 
 
+def cgroups_left_behind() -> list[Path]:
+    """This process's bot cgroup folders still there once their processes have left and the
+    folders left busy were tried again (as the next bot's start tries them)."""
+    found = Cgroups.find()
+    if found is None:
+        return []
+    folders = [
+        f for parent in found.parent_folders() for f in parent.glob(f"{BOT_CGROUP_PREFIX}{os.getpid()}-*")
+    ]
+
+    def busy(folder: Path) -> bool:
+        with contextlib.suppress(OSError):
+            return bool((folder / "cgroup.procs").read_text().strip())
+        return False
+
+    while any(busy(folder) for folder in folders):
+        time.sleep(0.05)  # killed: a process leaves its cgroup once the kernel has reaped it
+    remove_left_behind()
+    return [folder for folder in folders if folder.exists()]
+
+
 def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Path) -> None:
     sandbox_or_skip()
     marker = f"tichu-hostile-burn-{os.getpid()}"
@@ -281,6 +303,8 @@ def test_a_bot_s_forks_count_against_its_cpu_limit_and_die_with_it(tmp_path: Pat
     # any one of them would, and the whole tree is stopped for it.
     assert reasons == {"CPU limit of 2 s exceeded (by its processes together)"}, (reasons, output)
     assert survivors(marker) == [], "a spinning child outlived its game"
+    # Its cgroup folders went with it (a killed tree's were left behind, one per bot per game).
+    assert cgroups_left_behind() == []
 
 
 def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(
@@ -298,6 +322,7 @@ def test_a_bot_killed_before_it_connects_ends_its_game_at_once_with_the_reason(
     logged = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
     assert any(e["event"] == "bot_process_ended" and e["reason"] == why for e in logged), logged
     assert any(e["event"] == "seat_withdrawn" and why in e["reason"] for e in logged), logged
+    assert cgroups_left_behind() == []
     assert lengths and max(lengths) < 10, lengths  # not the start timeout of 120 s
 
 

@@ -463,3 +463,76 @@ def test_a_sandboxed_entrant_s_seats_take_the_referee_s_sockets_in_turn(
         "token3 r seed",
         *(f"token{seat} c seed" for seat in range(4)),
     ]
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["plain", "sandboxed"])
+def test_an_ended_bot_s_cgroup_is_removed_once_its_processes_have_left(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    """An ended bot's cgroup folders go with it, its children that left its session included
+    (tests/sandbox/test_sandbox.py holds a killed tree's folders to it too)."""
+    from referee.sandbox import SandboxUnavailableError, check_available
+    from referee.tournament.bots import _Run
+    from referee.tournament.process_limits import Cgroups
+
+    if Cgroups.find() is None:
+        pytest.skip("no cgroup this process may write to on this machine")
+    sandbox = None
+    if sandboxed:
+        try:
+            check_available()
+        except SandboxUnavailableError as error:
+            if os.environ.get("CI"):
+                raise  # CI installs bubblewrap: a missing sandbox there is a failure, not a skip
+            pytest.skip(str(error))
+        sandbox = Sandbox(socket=tmp_path / "referee.sock")
+    # A bot whose children spin in sessions of their own, so that the group holds more than the
+    # leader and its process group.
+    spin = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    while True: pass\ntime.sleep(600)"
+    argv = [sys.executable, "-c", spin]
+
+    async def scenario() -> list[Path]:
+        run = await _Run.start(
+            argv, cwd=tmp_path, env=dict(os.environ), log_path=tmp_path / "bot.log", log_cap=1 << 16,
+            limits=Limits(memory_mb=512), stdin=False, output_too=False, sandbox=sandbox,
+        )  # fmt: skip
+        assert run.cgroup is not None
+        folders = list(run.cgroup.folders.values())
+        assert all(folder.is_dir() for folder in folders)
+        await run.end(grace_s=0.1)
+        return folders
+
+    folders = asyncio.run(scenario())
+    assert [folder for folder in folders if folder.exists()] == []
+
+
+def test_cgroup_folders_left_busy_or_by_a_dead_referee_are_removed_later(tmp_path: Path) -> None:
+    import subprocess
+
+    from referee.tournament import process_limits
+    from referee.tournament.process_limits import BotCgroup, remove_left_behind, remove_stale
+
+    # A plain folder stands in for a cgroup: rmdir refuses it while it holds something.
+    busy = tmp_path / "tichu-bot-1-1"
+    busy.mkdir()
+    (busy / "task").write_text("")
+    BotCgroup({"cpu": busy}, version=1).remove()
+    assert busy.is_dir() and busy in process_limits._LEFT_BEHIND
+    remove_left_behind()
+    assert busy.is_dir()  # still busy: kept for the next time
+    (busy / "task").unlink()
+    remove_left_behind()
+    assert not busy.exists() and busy not in process_limits._LEFT_BEHIND
+
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
+    dead = int(ended.stdout)
+    stale, ours, held = (tmp_path / f"tichu-bot-{pid}-1" for pid in (dead, os.getpid(), f"{dead}-2"))
+    other = tmp_path / "someone-else-1"
+    for folder in (stale, ours, held, other):
+        folder.mkdir()
+    (held / "task").write_text("")  # a process still in it
+    (stale / f"tichu-bot-{dead}-3").mkdir()  # a bot's, made inside (as in a bench's cgroup)
+    assert remove_stale(tmp_path) == 2
+    assert not stale.exists() and ours.is_dir() and held.is_dir() and other.is_dir()
