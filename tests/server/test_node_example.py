@@ -7,6 +7,7 @@ under build/node-example/ and reused; the bot loads proto/ at run time."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import io
 import os
@@ -39,28 +40,39 @@ pytestmark = pytest.mark.skipif(
 
 def installed_example() -> Path:
     """A copy of examples/node with its packages installed (npm ci), reused while the lockfile
-    is the same; the copy of bot.js is refreshed each time."""
+    is the same; the copy of bot.js is refreshed when it changed.
+
+    The suite's workers share the folder: one installs it while the others wait on a file lock.
+    (Without the lock, a worker that finished its own install second replaced the folder while
+    the first one's bots were loading from it, and they never connected.)"""
     lock = (EXAMPLE / "package-lock.json").read_bytes()
     folder = ROOT / "build" / "node-example" / hashlib.sha256(lock).hexdigest()[:16]
-    if not (folder / "node_modules" / ".package-lock.json").exists():
-        staging = folder.with_name(folder.name + f".{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(EXAMPLE / name, staging / name)
-        assert NPM is not None
-        done = subprocess.run(
-            [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-            check=False,
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-        shutil.rmtree(folder, ignore_errors=True)
-        staging.rename(folder)
-    shutil.copy(EXAMPLE / "bot.js", folder / "bot.js")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (folder / "node_modules" / ".package-lock.json").exists():
+            staging = folder.with_name(folder.name + f".{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy(EXAMPLE / name, staging / name)
+            assert NPM is not None
+            done = subprocess.run(
+                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                check=False,
+                cwd=staging,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
+        bot = (EXAMPLE / "bot.js").read_bytes()
+        if not (folder / "bot.js").exists() or (folder / "bot.js").read_bytes() != bot:
+            # Replaced whole: another worker's bots may be reading it right now.
+            (folder / "bot.js.new").write_bytes(bot)
+            os.replace(folder / "bot.js.new", folder / "bot.js")
     return folder
 
 
