@@ -221,17 +221,12 @@ class BotCgroup:
     def remove(self) -> None:
         """Remove the folders (an empty cgroup folder is removed by rmdir); one that still holds a
         process is removed later, before the next bot's cgroup is made (remove_left_behind)."""
-        for folder in self.folders.values():
-            try:
-                folder.rmdir()
-            except FileNotFoundError:
-                pass
-            except OSError:
-                _LEFT_BEHIND.add(folder)
+        _LEFT_BEHIND.update(self.folders.values())
+        remove_left_behind()
 
 
 def remove_left_behind() -> None:
-    """Remove the folders of ended bots whose processes have left since BotCgroup.remove."""
+    """Remove the folders of ended bots whose processes have left; keep the others for later."""
     for folder in list(_LEFT_BEHIND):
         try:
             folder.rmdir()
